@@ -1,0 +1,181 @@
+/**
+ * pi-a2a-ext entry: serves an MCP endpoint from inside the running omp host.
+ * This file and `src/bridge.ts` are the only places that touch the host. The endpoint belongs to
+ * the process, not to a binding: subagents re-run this factory, so state lives on `globalThis`.
+ */
+
+import { toolWireSchema } from "@oh-my-pi/pi-ai";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
+import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
+import pkg from "../package.json" with { type: "json" };
+import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit.ts";
+import { type HostAccess, HostBridge, type HostSession } from "../src/bridge.ts";
+import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/commands.ts";
+import { type BridgeConfig, defaultConfigPath, isLoopbackHost, loadConfig, rotateToken } from "../src/config.ts";
+import { type Binding, bindBun, Endpoint } from "../src/listen.ts";
+import { BridgeServer } from "../src/server.ts";
+
+interface Running {
+	binding: Binding;
+	server: BridgeServer;
+	url: string;
+	configPath: string;
+	config: BridgeConfig;
+	audit: AuditLog;
+}
+
+interface ProcessState {
+	endpoint: Endpoint<Running>;
+}
+
+const STATE_KEY = Symbol.for("pi-a2a-ext.process-state");
+const state: ProcessState = ((globalThis as Record<symbol, unknown>)[STATE_KEY] as ProcessState | undefined) ?? {
+	endpoint: new Endpoint<Running>(),
+};
+(globalThis as Record<symbol, unknown>)[STATE_KEY] = state;
+
+const logLine = (line: string): void => {
+	// stdout is the host's rpc channel: diagnostics go to stderr only.
+	process.stderr.write(`${line}\n`);
+};
+
+function liveMain(): (HostSession & { sessionManager?: { getSessionId(): string } }) | null {
+	const ref = AgentRegistry.global().get("Main");
+	return (ref?.session as unknown as (HostSession & { sessionManager?: { getSessionId(): string } }) | null) ?? null;
+}
+
+function isMainBinding(ctx: ExtensionContext): boolean {
+	const main = liveMain();
+	if (!main?.sessionManager) return false;
+	try {
+		return main.sessionManager.getSessionId() === ctx.sessionManager.getSessionId();
+	} catch {
+		return false;
+	}
+}
+
+function hostAccess(pi: ExtensionAPI): HostAccess {
+	return {
+		mainSession: liveMain,
+		fallbackTools: () => {
+			try {
+				return pi.getAllTools();
+			} catch {
+				return [];
+			}
+		},
+		wireSchema: tool => toolWireSchema(tool as Parameters<typeof toolWireSchema>[0]),
+		log: logLine,
+	};
+}
+
+async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
+	const configPath = defaultConfigPath();
+	const loaded = loadConfig(configPath);
+	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
+	const { config } = loaded;
+	let server: BridgeServer | undefined;
+	const audit = createAuditLog({ path: defaultAuditPath(), log: logLine, token: () => server?.token ?? config.token });
+	const bridge = new HostBridge(hostAccess(pi));
+	server = new BridgeServer(
+		{
+			version: pkg.version,
+			instructions: `Tools of the omp host in ${ctx.cwd}, run in its Main session through the host's own approval gate.`,
+			listTools: () => bridge.listTools(),
+			callTool: req => bridge.callTool(req),
+			audit: audit.calls,
+			log: logLine,
+		},
+		{
+			token: config.token,
+			bindHost: config.host,
+			isLoopbackBind: isLoopbackHost(config.host),
+			allowedOrigins: config.allowed_origins,
+		},
+	);
+	const bound = bindBun(server.handle, config.host, config.port);
+	if (bound.fallbackFrom !== undefined) {
+		ctx.ui.notify(
+			`A2A bridge: port ${bound.fallbackFrom} is busy; listening on port ${bound.binding.port} instead`,
+			"warning",
+		);
+	}
+	const hostPart = config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
+	const url = `http://${hostPart}:${bound.binding.port}/`;
+	const binding: Binding = {
+		port: bound.binding.port,
+		stop: async () => {
+			await bound.binding.stop();
+			await audit.flush();
+		},
+	};
+	return { binding, server, url, configPath, config, audit };
+}
+
+async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
+	if (!isMainBinding(ctx)) return;
+	const already = state.endpoint.running;
+	try {
+		const r = await state.endpoint.start(() => open(pi, ctx));
+		if (r && r !== already) ctx.ui.notify(announcement(r.url, r.server.token), "info");
+	} catch (err) {
+		const msg = `A2A bridge not started: ${err instanceof Error ? err.message : String(err)}`;
+		logLine(msg);
+		ctx.ui.notify(msg, "error");
+	}
+}
+
+async function a2aCommand(args: string, ctx: ExtensionCommandContext): Promise<void> {
+	const r = state.endpoint.running;
+	if (!r) {
+		ctx.ui.notify(NOT_RUNNING, "warning");
+		return;
+	}
+	const sub = args.trim();
+	if (sub === "") {
+		const now = Date.now();
+		const text = statusText({
+			url: r.url,
+			token: r.server.token,
+			sessions: r.server.sessions.size,
+			callsServed: r.server.callsServed,
+			inFlight: [...r.server.inFlight.values()].map(c => ({ tool: c.tool, ageMs: now - c.startedAt })),
+			takeover: "allow (switch not built yet)",
+			auditPath: r.audit.path,
+		});
+		ctx.ui.notify(text, "info");
+	} else if (sub === "rotate") {
+		let token: string;
+		try {
+			token = rotateToken(r.configPath, { ...r.config, token: r.server.token });
+		} catch (err) {
+			ctx.ui.notify(`A2A bridge: token not rotated: ${err instanceof Error ? err.message : String(err)}`, "error");
+			return;
+		}
+		r.server.setToken(token);
+		ctx.ui.notify(`A2A bridge: new token ${token.slice(0, 6)}… is live; old token and its sessions refused`, "info");
+	} else if (sub === "token") {
+		ctx.ui.notify(r.server.token, "info");
+	} else if (sub === "mcp-json") {
+		ctx.ui.notify(mcpJson(r.url, r.server.token), "info");
+	} else {
+		ctx.ui.notify(
+			`A2A bridge: unknown subcommand '${sub}' (use /a2a, /a2a rotate, /a2a token, /a2a mcp-json)`,
+			"error",
+		);
+	}
+}
+
+export default function a2aBridge(pi: ExtensionAPI): void {
+	pi.on("session_start", async (_event, ctx) => {
+		await startForMain(pi, ctx);
+	});
+	pi.on("session_shutdown", async (_event, ctx) => {
+		// A subagent's shutdown must never take the process endpoint down.
+		if (isMainBinding(ctx) || liveMain() === null) await state.endpoint.stop();
+	});
+	pi.registerCommand("a2a", {
+		description: "A2A bridge: status, rotate, token, mcp-json",
+		handler: a2aCommand,
+	});
+}

@@ -1,0 +1,163 @@
+/**
+ * JSONL audit log (contract §9). Invariants: one writer per process, and every write is a
+ * synchronous append, so records land in call order with no rotation race; a record is on disk
+ * when `write` returns; a failed write never throws into the request path; the file is 0600 from
+ * creation; arguments are redacted before they are serialized; the token never reaches the file.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, openSync, renameSync, statSync, writeSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { CallAudit } from "./server.ts";
+
+export const AUDIT_MAX_BYTES = 1024 * 1024;
+export const AUDIT_GENERATIONS = 3;
+export const ARGS_MAX_CHARS = 1024;
+export const LEAF_MAX_CHARS = 120;
+export const MAX_DEPTH = 32;
+const FAILURE_LOG_EVERY = 100;
+
+export function defaultAuditPath(env: Record<string, string | undefined> = process.env): string {
+	const fromEnv = env.A2A_BRIDGE_AUDIT;
+	return fromEnv && fromEnv.length > 0 ? fromEnv : join(homedir(), ".omp", "agent", "a2a-bridge.log");
+}
+
+const digest8 = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 8);
+
+/** Long string leaves become `<len:N,sha256:xxxxxxxx>` at any depth; past MAX_DEPTH, `<max-depth>`. */
+function redactValue(value: unknown, depth: number, seen: Set<object>): unknown {
+	if (typeof value === "string") {
+		return value.length > LEAF_MAX_CHARS ? `<len:${value.length},sha256:${digest8(value)}>` : value;
+	}
+	if (typeof value === "bigint") return value.toString();
+	if (value === null || typeof value !== "object") return typeof value === "function" ? undefined : value;
+	if (depth > MAX_DEPTH) return "<max-depth>";
+	if (seen.has(value)) return "<circular>";
+	seen.add(value);
+	try {
+		if (Array.isArray(value)) return value.map(v => redactValue(v, depth + 1, seen) ?? null);
+		const out: Record<string, unknown> = {};
+		for (const [k, v] of Object.entries(value)) {
+			const r = redactValue(v, depth + 1, seen);
+			if (r !== undefined) out[k] = r;
+		}
+		return out;
+	} finally {
+		seen.delete(value);
+	}
+}
+
+/** The `args` field: redacted, serialized, cut to ARGS_MAX_CHARS plus `…`. Never throws. */
+export function redactArgs(args: unknown): string {
+	let text: string;
+	try {
+		text = JSON.stringify(redactValue(args, 0, new Set())) ?? "null";
+	} catch {
+		text = '"<unserializable>"';
+	}
+	return text.length > ARGS_MAX_CHARS ? `${text.slice(0, ARGS_MAX_CHARS)}…` : text;
+}
+
+export interface AuditRecord {
+	id: string;
+	sid: string | null;
+	phase: "start" | "done";
+	tool: string;
+	args: unknown;
+	isError?: boolean;
+	cancelled?: boolean;
+	[extra: string]: unknown;
+}
+
+export interface AuditOptions {
+	path: string;
+	log: (line: string) => void;
+	/** The live token, scrubbed from every line as a last line of defence. */
+	token?: () => string;
+	maxBytes?: number;
+	now?: () => Date;
+}
+
+export interface AuditLog {
+	path: string;
+	write(record: AuditRecord): void;
+	calls: CallAudit;
+	failures(): number;
+	flush(): Promise<void>;
+}
+
+export function createAuditLog(opts: AuditOptions): AuditLog {
+	const maxBytes = opts.maxBytes ?? AUDIT_MAX_BYTES;
+	const now = opts.now ?? (() => new Date());
+	let size: number | null = null;
+	let failed = 0;
+
+	const rotate = (): void => {
+		for (let g = AUDIT_GENERATIONS - 1; g >= 1; g--) {
+			try {
+				renameSync(`${opts.path}.${g}`, `${opts.path}.${g + 1}`);
+			} catch {
+				// A missing generation is normal until the log has rotated that often.
+			}
+		}
+		renameSync(opts.path, `${opts.path}.1`);
+		size = 0;
+	};
+
+	const append = (line: string): void => {
+		if (size === null) {
+			try {
+				size = statSync(opts.path).size;
+			} catch {
+				size = 0;
+			}
+		}
+		const bytes = Buffer.byteLength(line);
+		if (size > 0 && size + bytes > maxBytes) rotate();
+		const fd = openSync(opts.path, "a", 0o600);
+		try {
+			writeSync(fd, line);
+		} finally {
+			closeSync(fd);
+		}
+		size += bytes;
+	};
+
+	const write = (record: AuditRecord): void => {
+		const { id, sid, phase, tool, isError, args, ...rest } = record;
+		const ordered = { ts: now().toISOString(), id, sid, phase, tool, isError, args: redactArgs(args), ...rest };
+		let line = `${JSON.stringify(ordered)}\n`;
+		const token = opts.token?.();
+		if (token) line = line.split(token).join("<token>");
+		try {
+			append(line);
+		} catch (err) {
+			size = null;
+			failed++;
+			if (failed === 1 || failed % FAILURE_LOG_EVERY === 0) {
+				const cause = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+				opts.log(`a2a-bridge: audit record not written to ${opts.path} (${cause}); ${failed} failed so far`);
+			}
+		}
+	};
+
+	return {
+		path: opts.path,
+		write,
+		calls: {
+			start: async c => write({ id: c.id, sid: c.sid, phase: "start", tool: c.tool, args: c.args }),
+			done: async c =>
+				write({
+					id: c.id,
+					sid: c.sid,
+					phase: "done",
+					tool: c.tool,
+					isError: c.isError,
+					args: c.args,
+					...(c.cancelled ? { cancelled: true } : {}),
+				}),
+		},
+		failures: () => failed,
+		flush: async () => {},
+	};
+}

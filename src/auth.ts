@@ -1,0 +1,77 @@
+/**
+ * Bearer authentication and the DNS-rebinding guard. Policy: deny on failure; a missing Origin
+ * passes (non-browser clients send none); the token is compared in constant time over SHA-256
+ * digests so neither its content nor its length leaks through timing.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+
+export type BearerParse = { kind: "missing" } | { kind: "other_scheme" } | { kind: "bearer"; token: string };
+
+/** Parses an Authorization header value; the scheme is case-insensitive (RFC 7235). */
+export function parseBearer(header: string | null): BearerParse {
+	if (header === null || header.trim() === "") return { kind: "missing" };
+	const match = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+(.*))?$/.exec(header);
+	const scheme = match?.[1]?.toLowerCase();
+	if (scheme !== "bearer") return { kind: "other_scheme" };
+	return { kind: "bearer", token: (match?.[2] ?? "").trim() };
+}
+
+const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest();
+
+export function tokensEqual(presented: string, expected: string): boolean {
+	return timingSafeEqual(digest(presented), digest(expected));
+}
+
+/** Short non-secret fingerprint, used to bind sessions to the token that created them. */
+export function tokenFingerprint(token: string): string {
+	return digest(token).toString("hex").slice(0, 16);
+}
+
+export type AuthResult = { ok: true } | { ok: false; kind: "unauthorized" | "invalid_token" };
+
+export function checkAuth(header: string | null, expected: string): AuthResult {
+	const parsed = parseBearer(header);
+	if (parsed.kind !== "bearer" || parsed.token === "") return { ok: false, kind: "unauthorized" };
+	return tokensEqual(parsed.token, expected) ? { ok: true } : { ok: false, kind: "invalid_token" };
+}
+
+export type HostOriginResult = { ok: true } | { ok: false; kind: "forbidden_host" | "forbidden_origin" };
+
+const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** The name part of a Host header (`name[:port]`, IPv6 in brackets), lower-cased; null if malformed. */
+export function hostName(host: string): string | null {
+	const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(host.trim());
+	return m?.[1] ? m[1].toLowerCase() : null;
+}
+
+/**
+ * Host/Origin rules (contract §4 step 2): on a loopback bind the Host name must be a loopback name;
+ * a present Origin must equal `http://<Host>` or be listed in `allowedOrigins` (already normalized).
+ */
+export function checkHostOrigin(
+	host: string | null,
+	origin: string | null,
+	isLoopbackBind: boolean,
+	allowedOrigins: readonly string[],
+): HostOriginResult {
+	const name = host === null ? null : hostName(host);
+	if (isLoopbackBind && (name === null || !LOOPBACK_NAMES.has(name))) return { ok: false, kind: "forbidden_host" };
+	if (origin === null) return { ok: true };
+	let presented: string;
+	try {
+		presented = new URL(origin).origin;
+	} catch {
+		return { ok: false, kind: "forbidden_origin" };
+	}
+	if (presented === "null") return { ok: false, kind: "forbidden_origin" };
+	if (allowedOrigins.includes(presented)) return { ok: true };
+	if (host === null) return { ok: false, kind: "forbidden_origin" };
+	let self: string;
+	try {
+		self = new URL(`http://${host.trim()}`).origin;
+	} catch {
+		return { ok: false, kind: "forbidden_origin" };
+	}
+	return presented === self ? { ok: true } : { ok: false, kind: "forbidden_origin" };
+}

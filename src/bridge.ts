@@ -1,0 +1,174 @@
+/**
+ * Host adapter: turns the Main session's tool registry into MCP tools and runs calls through the
+ * host's own wrapper (approval gate included). The host is reached only through `HostAccess`,
+ * which the entry fills from the live process; tests pass a fake.
+ * Invariants: catalog, gate and execution read the same registry at each call; `execute` gets an
+ * `undefined` context so the gate applies Main's settings; a failed TUI emit never alters a result.
+ */
+import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "./server.ts";
+
+export interface HostToolResult {
+	content?: unknown[];
+	isError?: boolean;
+}
+
+export interface HostTool {
+	name: string;
+	description?: string;
+	parameters?: unknown;
+	approval?: unknown;
+	execute(
+		toolCallId: string,
+		params: unknown,
+		signal?: AbortSignal,
+		onUpdate?: (partial: HostToolResult) => void,
+		context?: undefined,
+	): Promise<HostToolResult>;
+}
+
+export interface HostSession {
+	getAllToolNames(): string[];
+	getToolByName(name: string): HostTool | undefined;
+	agent?: { emitExternalEvent?(event: Record<string, unknown>): void };
+}
+
+export interface HostAccess {
+	/** The live Main session, or null when it is parked, aborted or not built yet. */
+	mainSession(): HostSession | null;
+	/** The entry's `pi.getAllTools()`: the catalog when there is no live Main. */
+	fallbackTools(): Array<{ name: string; description?: string; parameters?: unknown }>;
+	/** The host's `toolWireSchema` (JSON Schema 2020-12 from the tool's parameters). */
+	wireSchema(tool: { name: string; description?: string; parameters?: unknown }): Record<string, unknown>;
+	log(line: string): void;
+}
+
+export const MAIN_UNAVAILABLE = "main session not available";
+export const notExposed = (name: string): string => `tool '${name}' is not exposed by this bridge`;
+
+const FALLBACK_SCHEMA = { type: "object" } as const;
+
+/** MCP annotations from the host tier for empty arguments; nothing when the tool declares no tier. */
+export function annotationsFor(approval: unknown): Record<string, boolean> | undefined {
+	let decision: unknown = approval;
+	if (typeof approval === "function") {
+		try {
+			decision = (approval as (args: unknown) => unknown)({});
+		} catch {
+			return undefined;
+		}
+	}
+	const tier =
+		typeof decision === "string" ? decision : ((decision as { tier?: unknown } | null | undefined)?.tier ?? undefined);
+	if (tier === "read") return { readOnlyHint: true };
+	if (tier === "write") return { readOnlyHint: false, destructiveHint: true };
+	if (tier === "exec") return { readOnlyHint: false, destructiveHint: true, openWorldHint: true };
+	return undefined;
+}
+
+/** Maps host content blocks to MCP ones: text and image as they are, anything else as its JSON. */
+export function mapContent(blocks: unknown): ContentBlock[] {
+	if (!Array.isArray(blocks)) return [];
+	return blocks.map(b => {
+		const block = b as Record<string, unknown> | null;
+		if (block?.type === "text" && typeof block.text === "string") return { type: "text", text: block.text };
+		if (block?.type === "image" && typeof block.data === "string" && typeof block.mimeType === "string") {
+			return { type: "image", data: block.data, mimeType: block.mimeType };
+		}
+		let text: string;
+		try {
+			text = JSON.stringify(b) ?? String(b);
+		} catch {
+			text = String(b);
+		}
+		return { type: "text", text };
+	});
+}
+
+export function errorText(err: unknown): string {
+	if (err instanceof Error) return err.message || err.name;
+	return typeof err === "string" ? err : "tool failed";
+}
+
+export class HostBridge {
+	readonly #host: HostAccess;
+	readonly #schemas = new WeakMap<object, Record<string, unknown>>();
+
+	constructor(host: HostAccess) {
+		this.#host = host;
+	}
+
+	listTools(): McpTool[] {
+		const main = this.#host.mainSession();
+		if (main === null) return this.#host.fallbackTools().map(t => this.#describe(t, undefined));
+		const out: McpTool[] = [];
+		for (const name of main.getAllToolNames()) {
+			const tool = main.getToolByName(name);
+			if (tool) out.push(this.#describe({ ...pick(tool), name }, tool.approval));
+		}
+		return out;
+	}
+
+	async callTool(req: ToolCallRequest): Promise<ToolCallOutcome> {
+		const main = this.#host.mainSession();
+		if (main === null) return failure(MAIN_UNAVAILABLE);
+		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
+		if (!tool) return failure(notExposed(req.name));
+		this.#emit(main, { type: "tool_execution_start", toolCallId: req.callId, toolName: req.name, args: req.args });
+		let outcome: ToolCallOutcome;
+		try {
+			const result = await tool.execute(req.callId, req.args, req.signal, undefined, undefined);
+			outcome = { content: mapContent(result?.content), isError: result?.isError === true };
+		} catch (err) {
+			outcome = failure(errorText(err));
+		}
+		this.#emit(main, {
+			type: "tool_execution_end",
+			toolCallId: req.callId,
+			toolName: req.name,
+			result: { content: outcome.content, isError: outcome.isError },
+			isError: outcome.isError,
+		});
+		return outcome;
+	}
+
+	#describe(tool: { name: string; description?: string; parameters?: unknown }, approval: unknown): McpTool {
+		const annotations = annotationsFor(approval);
+		return {
+			name: tool.name,
+			description: typeof tool.description === "string" ? tool.description : "",
+			inputSchema: this.#schema(tool),
+			...(annotations ? { annotations } : {}),
+		};
+	}
+
+	#schema(tool: { name: string; description?: string; parameters?: unknown }): Record<string, unknown> {
+		const key = tool.parameters;
+		const cacheable = (typeof key === "object" && key !== null) || typeof key === "function";
+		const hit = cacheable ? this.#schemas.get(key as object) : undefined;
+		if (hit) return hit;
+		let schema: Record<string, unknown>;
+		try {
+			const s = this.#host.wireSchema(tool);
+			schema = s && typeof s === "object" && s.type === "object" ? s : { ...FALLBACK_SCHEMA };
+		} catch (err) {
+			this.#host.log(
+				`a2a-bridge: schema of tool '${tool.name}' not convertible (${errorText(err)}); listed as {"type":"object"}`,
+			);
+			schema = { ...FALLBACK_SCHEMA };
+		}
+		if (cacheable) this.#schemas.set(key as object, schema);
+		return schema;
+	}
+
+	#emit(main: HostSession, event: Record<string, unknown>): void {
+		try {
+			main.agent?.emitExternalEvent?.(event);
+		} catch (err) {
+			this.#host.log(`a2a-bridge: could not show ${String(event.type)} in the host UI (${errorText(err)})`);
+		}
+	}
+}
+
+const failure = (text: string): ToolCallOutcome => ({ content: [{ type: "text", text }], isError: true });
+
+const pick = (t: HostTool) => ({ description: t.description, parameters: t.parameters });

@@ -1,0 +1,187 @@
+/**
+ * Bridge configuration: `~/.omp/agent/a2a-bridge.json` or `$A2A_BRIDGE_CONFIG`.
+ * Invariants: fail closed (a present but malformed field refuses the start, naming file and field);
+ * only an absent or non-string token is generated and written back; unknown fields survive every
+ * rewrite; the file is created at mode 0600 and replaced atomically (temp file + rename).
+ */
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+
+export type HostLlm = "allow" | "deny";
+
+export interface BridgeConfig {
+	port: number;
+	token: string;
+	host: string;
+	host_llm: HostLlm;
+	allowed_origins: string[];
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+export interface LoadedConfig {
+	path: string;
+	config: BridgeConfig;
+	/** Non-fatal remarks for the operator (non-loopback bind, generated token). */
+	warnings: string[];
+}
+
+const DEFAULTS = { port: 0, host: "127.0.0.1", host_llm: "allow" as HostLlm };
+export const MIN_TOKEN_CHARS = 32;
+
+export function defaultConfigPath(env: Record<string, string | undefined> = process.env): string {
+	const fromEnv = env.A2A_BRIDGE_CONFIG;
+	return fromEnv && fromEnv.length > 0 ? fromEnv : join(homedir(), ".omp", "agent", "a2a-bridge.json");
+}
+
+/** 32 random bytes as unpadded base64url: always 43 characters. */
+export function generateToken(): string {
+	return randomBytes(32).toString("base64url");
+}
+
+export function isLoopbackHost(host: string): boolean {
+	const h = host.toLowerCase().replace(/^\[|\]$/g, "");
+	return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/** Canonical `scheme://host[:port]` of an origin string, or null when it is not one. */
+export function normalizeOrigin(value: string): string | null {
+	let url: URL;
+	try {
+		url = new URL(value);
+	} catch {
+		return null;
+	}
+	if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+	if (url.username || url.password || url.search || url.hash || (url.pathname !== "/" && url.pathname !== ""))
+		return null;
+	if (value.endsWith("/")) return null;
+	return url.origin;
+}
+
+const fail = (file: string, field: string, rule: string): Parsed<never> => ({
+	ok: false,
+	message: `${file}: field '${field}' ${rule}`,
+});
+
+/**
+ * Validates the raw JSON object. `token` may be absent (the caller generates one); everything else
+ * that is present must be well-formed.
+ */
+export function validateConfig(
+	raw: unknown,
+	file: string,
+): Parsed<Omit<BridgeConfig, "token"> & { token: string | undefined }> {
+	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+		return { ok: false, message: `${file}: must hold a JSON object` };
+	}
+	const obj = raw as Record<string, unknown>;
+	const port = obj.port ?? DEFAULTS.port;
+	if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) {
+		return fail(file, "port", "must be an integer in [0, 65535]");
+	}
+	let token: string | undefined;
+	if (typeof obj.token === "string") {
+		if (obj.token.length < MIN_TOKEN_CHARS)
+			return fail(file, "token", `must be at least ${MIN_TOKEN_CHARS} characters`);
+		if (/\s/.test(obj.token)) return fail(file, "token", "must not contain whitespace");
+		if (!/^[\x21-\x7e]+$/.test(obj.token)) return fail(file, "token", "must be printable ASCII");
+		token = obj.token;
+	}
+	const host = obj.host ?? DEFAULTS.host;
+	if (typeof host !== "string" || host.trim().length === 0) return fail(file, "host", "must be a non-empty string");
+	const hostLlm = obj.host_llm ?? DEFAULTS.host_llm;
+	if (hostLlm !== "allow" && hostLlm !== "deny") return fail(file, "host_llm", 'must be "allow" or "deny"');
+	const origins = obj.allowed_origins ?? [];
+	if (!Array.isArray(origins)) return fail(file, "allowed_origins", "must be an array of origin strings");
+	const allowed: string[] = [];
+	for (const [i, o] of origins.entries()) {
+		const norm = typeof o === "string" ? normalizeOrigin(o) : null;
+		if (norm === null) return fail(file, `allowed_origins[${i}]`, "must be an origin like http://host:port");
+		allowed.push(norm);
+	}
+	return { ok: true, value: { port, token, host, host_llm: hostLlm, allowed_origins: allowed } };
+}
+
+/** Writes `data` to `path` at mode 0600 via a temp file and rename, so readers never see half a file. */
+export function writeFileAtomic0600(path: string, data: string): void {
+	mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+	const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+	const fd = openSync(tmp, "wx", 0o600);
+	try {
+		writeSync(fd, data);
+	} finally {
+		closeSync(fd);
+	}
+	try {
+		renameSync(tmp, path);
+	} catch (err) {
+		unlinkSync(tmp);
+		throw err;
+	}
+}
+
+const serialize = (obj: Record<string, unknown>): string => `${JSON.stringify(obj, null, "\t")}\n`;
+
+/**
+ * Reads (or creates) the config file. Throws an Error whose message names the file and the
+ * field on any problem: this is the edge where the start is refused.
+ */
+export function loadConfig(path: string): LoadedConfig {
+	const warnings: string[] = [];
+	let raw: Record<string, unknown>;
+	if (!existsSync(path)) {
+		raw = { port: DEFAULTS.port, token: generateToken(), host: DEFAULTS.host, host_llm: DEFAULTS.host_llm };
+		writeFileAtomic0600(path, serialize(raw));
+		warnings.push(`created ${path} with a new token`);
+	} else {
+		let text: string;
+		try {
+			text = readFileSync(path, "utf8");
+		} catch (err) {
+			throw new Error(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+		}
+		try {
+			raw = JSON.parse(text);
+		} catch {
+			throw new Error(`${path}: not valid JSON`);
+		}
+	}
+	const checked = validateConfig(raw, path);
+	if (!checked.ok) throw new Error(checked.message);
+	let token = checked.value.token;
+	if (token === undefined) {
+		token = generateToken();
+		writeFileAtomic0600(path, serialize({ ...raw, token }));
+		warnings.push(`generated a token and wrote it to ${path}`);
+	}
+	if (!isLoopbackHost(checked.value.host)) {
+		warnings.push(
+			`listening on non-loopback address ${checked.value.host}: anyone who can reach it and holds the token controls this host`,
+		);
+	}
+	return { path, config: { ...checked.value, token }, warnings };
+}
+
+/**
+ * Replaces the token on disk, keeping every other field, and returns it. A missing file is
+ * recreated from `current`; a file that no longer parses is left alone and the rotation refused.
+ */
+export function rotateToken(path: string, current: BridgeConfig): string {
+	let raw: Record<string, unknown>;
+	if (!existsSync(path)) {
+		const { allowed_origins, ...rest } = current;
+		raw = allowed_origins.length > 0 ? { ...rest, allowed_origins } : { ...rest };
+	} else {
+		const parsed = JSON.parse(readFileSync(path, "utf8")) as unknown;
+		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+			throw new Error(`${path}: must hold a JSON object`);
+		}
+		raw = parsed as Record<string, unknown>;
+	}
+	const token = generateToken();
+	writeFileAtomic0600(path, serialize({ ...raw, token }));
+	return token;
+}

@@ -1,0 +1,49 @@
+/**
+ * The one error vocabulary: every protocol failure the bridge answers is a row here, with its
+ * HTTP status, JSON-RPC code and fixed message. `docs/protocol.md` carries the same table.
+ * Tool failures are not here: they are `isError: true` results at HTTP 200.
+ */
+
+export const ERRORS = {
+	not_found: { status: 404, code: -32000, message: "not found" },
+	forbidden_host: { status: 403, code: -32000, message: "forbidden: Host header not allowed" },
+	forbidden_origin: { status: 403, code: -32000, message: "forbidden: Origin not allowed" },
+	method_not_allowed: { status: 405, code: -32000, message: "method not allowed" },
+	unauthorized: { status: 401, code: -32000, message: "unauthorized" },
+	invalid_token: { status: 401, code: -32000, message: "unauthorized" },
+	unsupported_protocol_version: { status: 400, code: -32000, message: "unsupported MCP-Protocol-Version" },
+	body_too_large: { status: 413, code: -32000, message: "request body larger than 4 MiB" },
+	parse_error: { status: 400, code: -32700, message: "parse error" },
+	invalid_request: { status: 400, code: -32600, message: "invalid request" },
+	session_required: { status: 400, code: -32000, message: "missing Mcp-Session-Id header" },
+	session_not_found: { status: 404, code: -32001, message: "session not found" },
+	method_not_found: { status: 200, code: -32601, message: "method not found" },
+	invalid_params: { status: 200, code: -32602, message: "invalid params" },
+	server_busy: { status: 200, code: -32000, message: "server busy" },
+	request_cancelled: { status: 200, code: -32800, message: "request cancelled" },
+	internal_error: { status: 500, code: -32603, message: "internal error" },
+} as const;
+
+export type ErrorKind = keyof typeof ERRORS;
+export type RpcId = string | number;
+
+export const REALM = "omp-a2a-bridge";
+
+/** Builds the response for an error row; `id` is null when the request id could not be read. */
+export function rpcError(kind: ErrorKind, id: RpcId | null = null, headers: Record<string, string> = {}): Response {
+	const row = ERRORS[kind];
+	const body = JSON.stringify({ jsonrpc: "2.0", id, error: { code: row.code, message: row.message } });
+	return new Response(body, { status: row.status, headers: { "content-type": "application/json", ...headers } });
+}
+
+/** Plain-text 404 for unknown routes and OAuth discovery paths: ends client discovery fast. */
+export function notFound(): Response {
+	return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+}
+
+export function rpcResult(id: RpcId, result: unknown, headers: Record<string, string> = {}): Response {
+	return new Response(JSON.stringify({ jsonrpc: "2.0", id, result }), {
+		status: 200,
+		headers: { "content-type": "application/json", ...headers },
+	});
+}

@@ -1,0 +1,42 @@
+/**
+ * JSON-RPC 2.0 envelope parsing for one POST body. Batches (arrays) are refused: protocol
+ * 2025-06-18 removed them, and a single-message server keeps one response per request.
+ */
+import type { RpcId } from "./errors.ts";
+
+export type Envelope =
+	| { kind: "request"; id: RpcId; method: string; params: Record<string, unknown> | undefined }
+	| { kind: "notification"; method: string; params: Record<string, unknown> | undefined }
+	| { kind: "response"; id: RpcId };
+
+export type EnvelopeParse = { ok: true; value: Envelope } | { ok: false; id: RpcId | null };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isId = (v: unknown): v is RpcId => typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+
+/** Decodes UTF-8 strictly and parses JSON; undefined on any failure (the caller answers -32700). */
+export function parseJsonBody(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
+	try {
+		const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+		return { ok: true, value: JSON.parse(text) };
+	} catch {
+		return { ok: false };
+	}
+}
+
+export function parseEnvelope(value: unknown): EnvelopeParse {
+	if (!isRecord(value)) return { ok: false, id: null };
+	const id = isId(value.id) ? value.id : null;
+	if (value.jsonrpc !== "2.0") return { ok: false, id };
+	if ("method" in value) {
+		const { method, params } = value;
+		if (typeof method !== "string" || method === "") return { ok: false, id };
+		// MCP params are always objects; positional (array) params have no meaning here.
+		if (params !== undefined && !isRecord(params)) return { ok: false, id };
+		if (!("id" in value)) return { ok: true, value: { kind: "notification", method, params } };
+		if (id === null) return { ok: false, id: null };
+		return { ok: true, value: { kind: "request", id, method, params } };
+	}
+	if (id !== null && "result" in value !== "error" in value) return { ok: true, value: { kind: "response", id } };
+	return { ok: false, id };
+}

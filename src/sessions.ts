@@ -1,0 +1,102 @@
+/**
+ * MCP sessions, in memory only. Invariants: at most `max` live entries (the least recently seen
+ * is evicted first); an entry idle longer than `ttlMs` is gone; a session answers only to the
+ * token fingerprint that created it. Map insertion order doubles as the recency list.
+ */
+import { randomUUID } from "node:crypto";
+
+export const MAX_SESSIONS = 64;
+export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface Session {
+	sid: string;
+	fingerprint: string;
+	protocolVersion: string;
+	createdAt: number;
+	lastSeen: number;
+}
+
+export type SessionLookup = { ok: true; session: Session } | { ok: false };
+
+export class SessionTable {
+	readonly #byId = new Map<string, Session>();
+	readonly #now: () => number;
+	readonly #max: number;
+	readonly #ttlMs: number;
+	/** Called for each session that ends (evicted, expired, deleted, revoked) so its calls can be cancelled. */
+	onEnd: (sid: string) => void = () => {};
+
+	constructor(opts: { now?: () => number; max?: number; ttlMs?: number } = {}) {
+		this.#now = opts.now ?? Date.now;
+		this.#max = opts.max ?? MAX_SESSIONS;
+		this.#ttlMs = opts.ttlMs ?? SESSION_TTL_MS;
+	}
+
+	get size(): number {
+		this.#sweep();
+		return this.#byId.size;
+	}
+
+	create(fingerprint: string, protocolVersion: string): Session {
+		this.#sweep();
+		while (this.#byId.size >= this.#max) {
+			const oldest = this.#byId.keys().next().value;
+			if (oldest === undefined) break;
+			this.#end(oldest);
+		}
+		const now = this.#now();
+		const session = { sid: randomUUID(), fingerprint, protocolVersion, createdAt: now, lastSeen: now };
+		this.#byId.set(session.sid, session);
+		return session;
+	}
+
+	/** Finds a live session for this token and refreshes its idle timer. */
+	touch(sid: string, fingerprint: string): SessionLookup {
+		const session = this.#byId.get(sid);
+		if (!session) return { ok: false };
+		const now = this.#now();
+		if (now - session.lastSeen > this.#ttlMs) {
+			this.#end(sid);
+			return { ok: false };
+		}
+		if (session.fingerprint !== fingerprint) return { ok: false };
+		session.lastSeen = now;
+		this.#byId.delete(sid);
+		this.#byId.set(sid, session);
+		return { ok: true, session };
+	}
+
+	/** Peeks without refreshing: lets callers record only ids the bridge itself issued. */
+	has(sid: string): boolean {
+		const session = this.#byId.get(sid);
+		return session !== undefined && this.#now() - session.lastSeen <= this.#ttlMs;
+	}
+
+	delete(sid: string): boolean {
+		if (!this.#byId.has(sid)) return false;
+		this.#end(sid);
+		return true;
+	}
+
+	/** Ends every session not created with `fingerprint` (after a token rotation). */
+	revokeExcept(fingerprint: string): number {
+		let n = 0;
+		for (const [sid, s] of [...this.#byId]) {
+			if (s.fingerprint !== fingerprint) {
+				this.#end(sid);
+				n++;
+			}
+		}
+		return n;
+	}
+
+	#end(sid: string): void {
+		this.#byId.delete(sid);
+		this.onEnd(sid);
+	}
+
+	#sweep(): void {
+		const now = this.#now();
+		for (const [sid, s] of [...this.#byId]) if (now - s.lastSeen > this.#ttlMs) this.#end(sid);
+	}
+}

@@ -1,0 +1,275 @@
+/**
+ * Boots the pinned omp (node_modules) in rpc mode in a throwaway HOME with the bridge loaded, per
+ * host facts §11: placeholder model, config written first, stdin kept open, stopped by closing
+ * stdin then SIGTERM to its own PID.
+ */
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type Subprocess, spawn } from "bun";
+
+export const ROOT = resolve(import.meta.dir, "..", "..");
+export const OMP = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent", "dist", "cli.js");
+export const BUN = process.execPath;
+export const ENTRY = join(ROOT, "extensions", "a2a-bridge.ts");
+
+export const PLACEHOLDER_MODELS = `providers:
+  placeholder:
+    baseUrl: http://127.0.0.1:1/v1
+    api: anthropic-messages
+    apiKey: not-a-real-key
+    models:
+      - id: placeholder/small
+        contextWindow: 100000
+`;
+
+export interface HostOptions {
+	/** Bridge config object; port and token are filled in when absent. Pass a string for raw file text. */
+	config?: Record<string, unknown> | string | null;
+	args?: string[];
+	env?: Record<string, string>;
+	models?: string;
+	files?: Record<string, string>;
+	/** Wait for the port to open (false for tests that expect the bridge to refuse to start). */
+	waitForPort?: boolean;
+}
+
+export interface RpcFrame {
+	type: string;
+	[key: string]: unknown;
+}
+
+export async function freePort(): Promise<number> {
+	return new Promise((res, rej) => {
+		const srv = createServer();
+		srv.unref();
+		srv.on("error", rej);
+		srv.listen(0, "127.0.0.1", () => {
+			const addr = srv.address();
+			const port = typeof addr === "object" && addr ? addr.port : 0;
+			srv.close(() => res(port));
+		});
+	});
+}
+
+export async function canConnect(port: number, host = "127.0.0.1"): Promise<boolean> {
+	try {
+		const sock = await Bun.connect({ hostname: host, port, socket: { data() {}, error() {} } });
+		sock.end();
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+export class Host {
+	readonly home: string;
+	readonly cwd: string;
+	readonly port: number;
+	readonly token: string;
+	readonly url: string;
+	readonly configPath: string;
+	readonly auditPath: string;
+	readonly frames: RpcFrame[] = [];
+	stderr = "";
+	proc!: Subprocess<"pipe", "pipe", "pipe">;
+	#waiters: Array<{ pred: (f: RpcFrame) => boolean; resolve: (f: RpcFrame) => void }> = [];
+
+	constructor(home: string, port: number, token: string) {
+		this.home = home;
+		this.cwd = join(home, "work");
+		this.port = port;
+		this.token = token;
+		this.url = `http://127.0.0.1:${port}/`;
+		this.configPath = join(home, ".omp", "agent", "a2a-bridge.json");
+		this.auditPath = join(home, ".omp", "agent", "a2a-bridge.log");
+	}
+
+	static async start(opts: HostOptions = {}): Promise<Host> {
+		const home = mkdtempSync(join(tmpdir(), "a2a-host-"));
+		const agentDir = join(home, ".omp", "agent");
+		mkdirSync(agentDir, { recursive: true });
+		mkdirSync(join(home, "work"), { recursive: true });
+		// A mistaken import must never make Bun fetch packages at run time.
+		writeFileSync(join(home, "work", "bunfig.toml"), '[install]\nauto = "disable"\n');
+		writeFileSync(join(agentDir, "models.yml"), opts.models ?? PLACEHOLDER_MODELS);
+		let port = 0;
+		let token = "";
+		if (typeof opts.config === "string") {
+			writeFileSync(join(agentDir, "a2a-bridge.json"), opts.config, { mode: 0o600 });
+		} else if (opts.config !== null) {
+			port = typeof opts.config?.port === "number" ? opts.config.port : await freePort();
+			token = typeof opts.config?.token === "string" ? opts.config.token : crypto.randomUUID() + crypto.randomUUID();
+			const cfg = { host: "127.0.0.1", ...opts.config, port, token };
+			writeFileSync(join(agentDir, "a2a-bridge.json"), JSON.stringify(cfg, null, "\t"), { mode: 0o600 });
+		}
+		for (const [rel, text] of Object.entries(opts.files ?? {})) {
+			const p = join(home, rel);
+			mkdirSync(join(p, ".."), { recursive: true });
+			writeFileSync(p, text);
+		}
+		const host = new Host(home, port, token);
+		const env: Record<string, string> = {
+			PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+			HOME: home,
+			TMPDIR: process.env.TMPDIR ?? "/tmp",
+			LANG: "C.UTF-8",
+			...opts.env,
+		};
+		host.proc = spawn({
+			cmd: [BUN, OMP, "--mode", "rpc", "--no-session", "-e", ENTRY, ...(opts.args ?? [])],
+			cwd: host.cwd,
+			env,
+			stdin: "pipe",
+			stdout: "pipe",
+			stderr: "pipe",
+		});
+		host.#pump();
+		if (opts.waitForPort !== false && port !== 0) await host.waitForPort();
+		return host;
+	}
+
+	#pump(): void {
+		const decoder = new TextDecoder();
+		(async () => {
+			let buf = "";
+			for await (const chunk of this.proc.stdout) {
+				buf += decoder.decode(chunk, { stream: true });
+				for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+					const line = buf.slice(0, nl).trim();
+					buf = buf.slice(nl + 1);
+					if (!line) continue;
+					let frame: RpcFrame;
+					try {
+						frame = JSON.parse(line);
+					} catch {
+						frame = { type: "non_json_stdout", line };
+					}
+					this.frames.push(frame);
+					this.#waiters = this.#waiters.filter(w => {
+						if (!w.pred(frame)) return true;
+						w.resolve(frame);
+						return false;
+					});
+				}
+			}
+		})().catch(() => {});
+		(async () => {
+			for await (const chunk of this.proc.stderr) this.stderr += decoder.decode(chunk, { stream: true });
+		})().catch(() => {});
+	}
+
+	/** Resolves with the first frame (already seen or future) that matches. */
+	waitFrame(pred: (f: RpcFrame) => boolean, timeoutMs = 20_000): Promise<RpcFrame> {
+		const seen = this.frames.find(pred);
+		if (seen) return Promise.resolve(seen);
+		return new Promise((resolve, reject) => {
+			const t = setTimeout(() => reject(new Error(`no matching rpc frame within ${timeoutMs} ms`)), timeoutMs);
+			this.#waiters.push({
+				pred,
+				resolve: f => {
+					clearTimeout(t);
+					resolve(f);
+				},
+			});
+		});
+	}
+
+	notifications(): string[] {
+		return this.frames
+			.filter(f => f.type === "extension_ui_request" && f.method === "notify")
+			.map(f => String(f.message));
+	}
+
+	send(frame: Record<string, unknown>): void {
+		this.proc.stdin.write(`${JSON.stringify(frame)}\n`);
+		this.proc.stdin.flush();
+	}
+
+	async waitForPort(port = this.port, timeoutMs = 30_000): Promise<void> {
+		const deadline = Date.now() + timeoutMs;
+		while (Date.now() < deadline) {
+			if (await canConnect(port)) return;
+			if (this.proc.exitCode !== null) throw new Error(`host exited (${this.proc.exitCode}): ${this.stderr}`);
+			await Bun.sleep(50);
+		}
+		throw new Error(`bridge port ${port} not open within ${timeoutMs} ms; stderr: ${this.stderr}`);
+	}
+
+	/** Runs a slash command over rpc and resolves once the host says it finished. */
+	async command(text: string): Promise<void> {
+		const id = crypto.randomUUID();
+		const before = this.frames.length;
+		this.send({ type: "prompt", id, message: text });
+		await this.waitFrame(f => f.type === "prompt_result" && this.frames.indexOf(f) >= before, 20_000);
+	}
+
+	headers(extra: Record<string, string> = {}): Record<string, string> {
+		return { authorization: `Bearer ${this.token}`, "content-type": "application/json", ...extra };
+	}
+
+	async stop(): Promise<number | null> {
+		if (this.proc.exitCode === null) {
+			try {
+				this.proc.stdin.end();
+			} catch {}
+			const exited = await Promise.race([this.proc.exited, Bun.sleep(5000).then(() => null)]);
+			if (exited === null) {
+				this.proc.kill("SIGTERM");
+				await Promise.race([this.proc.exited, Bun.sleep(3000)]);
+				if (this.proc.exitCode === null) this.proc.kill("SIGKILL");
+			}
+		}
+		await this.proc.exited;
+		return this.proc.exitCode;
+	}
+
+	cleanup(): void {
+		rmSync(this.home, { recursive: true, force: true });
+	}
+}
+
+/** A raw JSON-RPC POST helper. */
+export async function rpcPost(
+	host: Host,
+	body: unknown,
+	headers: Record<string, string> = {},
+	path = "/",
+): Promise<Response> {
+	return fetch(new URL(path, host.url), {
+		method: "POST",
+		headers: host.headers(headers),
+		body: typeof body === "string" ? body : JSON.stringify(body),
+	});
+}
+
+/** initialize → returns the session id. */
+export async function openSession(host: Host, version = "2025-11-25"): Promise<string> {
+	const res = await rpcPost(host, {
+		jsonrpc: "2.0",
+		id: 0,
+		method: "initialize",
+		params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "test", version: "0" } },
+	});
+	const sid = res.headers.get("mcp-session-id");
+	if (res.status !== 200 || !sid) throw new Error(`initialize failed: ${res.status} ${await res.text()}`);
+	await res.text();
+	return sid;
+}
+
+export async function callTool(
+	host: Host,
+	sid: string,
+	name: string,
+	args: Record<string, unknown>,
+	id: number | string = 1,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+	const res = await rpcPost(
+		host,
+		{ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } },
+		{ "mcp-session-id": sid },
+	);
+	return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
