@@ -91,6 +91,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			bindHost: config.host,
 			isLoopbackBind: isLoopbackHost(config.host),
 			allowedOrigins: config.allowed_origins,
+			// Testing knob: lets the end-to-end suite observe idle expiry without waiting 24 h.
+			sessionTtlMs: Number(process.env.A2A_BRIDGE_SESSION_TTL_MS) || undefined,
 		},
 	);
 	const bound = bindBun(server.handle, config.host, config.port);

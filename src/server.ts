@@ -75,6 +75,8 @@ export interface ServerOptions {
 	isLoopbackBind: boolean;
 	allowedOrigins: readonly string[];
 	routes?: Record<string, ExtraRoute>;
+	/** Idle TTL override (tests only; the default is SESSION_TTL_MS). */
+	sessionTtlMs?: number;
 }
 
 export interface InFlightCall {
@@ -112,7 +114,8 @@ export class BridgeServer {
 		this.#now = deps.now ?? Date.now;
 		this.#token = opts.token;
 		this.#fingerprint = tokenFingerprint(opts.token);
-		this.sessions = sessions ?? new SessionTable({ now: this.#now });
+		this.sessions =
+			sessions ?? new SessionTable({ now: this.#now, ...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}) });
 		this.sessions.onEnd = sid => this.#cancelSession(sid);
 	}
 
