@@ -116,7 +116,8 @@ export class Host {
 			HOME: home,
 			TMPDIR: process.env.TMPDIR ?? "/tmp",
 			LANG: "C.UTF-8",
-			...opts.env,
+			// "{HOME}" in a value stands for the throwaway HOME, unknown until now.
+			...Object.fromEntries(Object.entries(opts.env ?? {}).map(([k, v]) => [k, v.replaceAll("{HOME}", home)])),
 		};
 		host.proc = spawn({
 			cmd: [BUN, OMP, "--mode", "rpc", "--no-session", "-e", ENTRY, ...(opts.args ?? [])],
