@@ -69,11 +69,19 @@ function hostAccess(pi: ExtensionAPI): HostAccess {
 	};
 }
 
+const positive = (v: string | undefined): number | undefined => (Number(v) > 0 ? Number(v) : undefined);
+
+/** The host gives session_shutdown 2 s: calls still running after this are cancelled so each gets its answer and done record. */
+const RELEASE_GRACE_MS = 1500;
+
 async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const configPath = defaultConfigPath();
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
+	if (config.host_llm === "deny") {
+		ctx.ui.notify('A2A bridge: host_llm "deny" is not built in this version; host inference stays on', "warning");
+	}
 	let server: BridgeServer | undefined;
 	const audit = createAuditLog({ path: defaultAuditPath(), log: logLine, token: () => server?.token ?? config.token });
 	const bridge = new HostBridge(hostAccess(pi));
@@ -92,7 +100,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			isLoopbackBind: isLoopbackHost(config.host),
 			allowedOrigins: config.allowed_origins,
 			// Testing knob: lets the end-to-end suite observe idle expiry without waiting 24 h.
-			sessionTtlMs: Number(process.env.A2A_BRIDGE_SESSION_TTL_MS) || undefined,
+			sessionTtlMs: positive(process.env.A2A_BRIDGE_SESSION_TTL_MS),
 		},
 	);
 	const bound = bindBun(server.handle, config.host, config.port);
@@ -104,10 +112,16 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	}
 	const hostPart = config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
 	const url = `http://${hostPart}:${bound.binding.port}/`;
+	const live = server;
 	const binding: Binding = {
 		port: bound.binding.port,
 		stop: async () => {
-			await bound.binding.stop();
+			const graceful = bound.binding.stop();
+			const drained = await Promise.race([graceful.then(() => true), Bun.sleep(RELEASE_GRACE_MS).then(() => false)]);
+			if (!drained) {
+				live.cancelAll();
+				await graceful;
+			}
 			await audit.flush();
 		},
 	};

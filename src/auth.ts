@@ -46,17 +46,24 @@ export function hostName(host: string): string | null {
 }
 
 /**
- * Host/Origin rules (contract §4 step 2): on a loopback bind the Host name must be a loopback name;
- * a present Origin must equal `http://<Host>` or be listed in `allowedOrigins` (already normalized).
+ * Host/Origin rules (contract §4 step 2): on a loopback bind the Host name must be a loopback name
+ * (or the bound address itself, e.g. 127.0.0.2); a present Origin must equal `http://<Host>` or be
+ * listed in `allowedOrigins` (already normalized).
  */
 export function checkHostOrigin(
 	host: string | null,
 	origin: string | null,
 	isLoopbackBind: boolean,
 	allowedOrigins: readonly string[],
+	bindHost?: string,
 ): HostOriginResult {
 	const name = host === null ? null : hostName(host);
-	if (isLoopbackBind && (name === null || !LOOPBACK_NAMES.has(name))) return { ok: false, kind: "forbidden_host" };
+	const bound =
+		bindHost === undefined
+			? null
+			: hostName(bindHost.includes(":") && !bindHost.startsWith("[") ? `[${bindHost}]` : bindHost);
+	const isLoopbackName = name !== null && (LOOPBACK_NAMES.has(name) || name === bound);
+	if (isLoopbackBind && !isLoopbackName) return { ok: false, kind: "forbidden_host" };
 	if (origin === null) return { ok: true };
 	let presented: string;
 	try {

@@ -78,7 +78,9 @@ export function validateConfig(
 		return { ok: false, message: `${file}: must hold a JSON object` };
 	}
 	const obj = raw as Record<string, unknown>;
-	const port = obj.port ?? DEFAULTS.port;
+	// Present means present: a null field is malformed, not absent (only the token may be replaced).
+	const field = (name: string, fallback: unknown): unknown => (name in obj ? obj[name] : fallback);
+	const port = field("port", DEFAULTS.port);
 	if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) {
 		return fail(file, "port", "must be an integer in [0, 65535]");
 	}
@@ -90,11 +92,11 @@ export function validateConfig(
 		if (!/^[\x21-\x7e]+$/.test(obj.token)) return fail(file, "token", "must be printable ASCII");
 		token = obj.token;
 	}
-	const host = obj.host ?? DEFAULTS.host;
+	const host = field("host", DEFAULTS.host);
 	if (typeof host !== "string" || host.trim().length === 0) return fail(file, "host", "must be a non-empty string");
-	const hostLlm = obj.host_llm ?? DEFAULTS.host_llm;
+	const hostLlm = field("host_llm", DEFAULTS.host_llm);
 	if (hostLlm !== "allow" && hostLlm !== "deny") return fail(file, "host_llm", 'must be "allow" or "deny"');
-	const origins = obj.allowed_origins ?? [];
+	const origins = field("allowed_origins", []);
 	if (!Array.isArray(origins)) return fail(file, "allowed_origins", "must be an array of origin strings");
 	const allowed: string[] = [];
 	for (const [i, o] of origins.entries()) {

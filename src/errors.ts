@@ -1,11 +1,11 @@
 /**
  * The one error vocabulary: every protocol failure the bridge answers is a row here, with its
  * HTTP status, JSON-RPC code and fixed message. `docs/protocol.md` carries the same table.
- * Tool failures are not here: they are `isError: true` results at HTTP 200.
+ * Tool failures are not here: they are `isError: true` results at HTTP 200. Unknown routes get a
+ * plain-text 404 (`notFound`), not a JSON-RPC body, so OAuth discovery ends fast.
  */
 
 export const ERRORS = {
-	not_found: { status: 404, code: -32000, message: "not found" },
 	forbidden_host: { status: 403, code: -32000, message: "forbidden: Host header not allowed" },
 	forbidden_origin: { status: 403, code: -32000, message: "forbidden: Origin not allowed" },
 	method_not_allowed: { status: 405, code: -32000, message: "method not allowed" },

@@ -117,6 +117,10 @@ export class BridgeServer {
 		this.sessions =
 			sessions ?? new SessionTable({ now: this.#now, ...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}) });
 		this.sessions.onEnd = sid => this.#cancelSession(sid);
+		this.sessions.isBusy = sid => {
+			for (const c of this.inFlight.values()) if (c.sid === sid) return true;
+			return false;
+		};
 	}
 
 	get token(): string {
@@ -168,6 +172,7 @@ export class BridgeServer {
 			req.headers.get("origin"),
 			this.#opts.isLoopbackBind,
 			this.#opts.allowedOrigins,
+			this.#opts.bindHost,
 		);
 		return r.ok ? undefined : rpcError(r.kind);
 	}
@@ -217,7 +222,7 @@ export class BridgeServer {
 		if (!env.ok) return rpcError("invalid_request", env.id);
 		const msg = env.value;
 		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params);
-		const session = this.#guardSession(req);
+		const session = this.#guardSession(req, msg.kind === "request" ? msg.id : null);
 		if (session instanceof Response) return session;
 		if (msg.kind !== "request") {
 			this.#notification(msg, session);
@@ -226,11 +231,11 @@ export class BridgeServer {
 		return this.#dispatch(msg, session);
 	}
 
-	#guardSession(req: Request): Session | Response {
+	#guardSession(req: Request, id: RpcId | null = null): Session | Response {
 		const sid = req.headers.get("mcp-session-id");
-		if (sid === null || sid === "") return rpcError("session_required");
+		if (sid === null || sid === "") return rpcError("session_required", id);
 		const found = this.sessions.touch(sid, this.#fingerprint);
-		return found.ok ? found.session : rpcError("session_not_found");
+		return found.ok ? found.session : rpcError("session_not_found", id);
 	}
 
 	#initialize(id: RpcId, params: Record<string, unknown> | undefined): Response {
@@ -270,7 +275,7 @@ export class BridgeServer {
 
 	async #toolsCall(id: RpcId, params: Record<string, unknown> | undefined, session: Session): Promise<Response> {
 		const name = params?.name;
-		const args = params?.arguments ?? {};
+		const args = params && "arguments" in params ? params.arguments : {};
 		if (typeof name !== "string" || !isRecord(args)) return rpcError("invalid_params", id);
 		const key = callKey(session.sid, id);
 		if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT || this.inFlight.has(key)) {
@@ -287,17 +292,23 @@ export class BridgeServer {
 		this.inFlight.set(key, call);
 		try {
 			await this.#deps.audit?.start({ id: call.id, sid: call.sid, tool: name, args });
-			const outcome = await raceAbort(
-				this.#deps.callTool({ callId: call.id, name, args, signal: call.controller.signal, sid: session.sid }),
-				call.controller.signal,
-			);
-			const isError = outcome === null ? true : outcome.isError;
+			let outcome: ToolCallOutcome | null;
+			try {
+				outcome = await raceAbort(
+					this.#deps.callTool({ callId: call.id, name, args, signal: call.controller.signal, sid: session.sid }),
+					call.controller.signal,
+				);
+			} catch (err) {
+				// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
+				await this.#deps.audit?.done({ id: call.id, sid: call.sid, tool: name, args, isError: true });
+				throw err;
+			}
 			await this.#deps.audit?.done({
 				id: call.id,
 				sid: call.sid,
 				tool: name,
 				args,
-				isError,
+				isError: outcome === null || outcome.isError,
 				...(call.cancelled ? { cancelled: true } : {}),
 			});
 			this.callsServed++;

@@ -25,6 +25,8 @@ export class SessionTable {
 	readonly #ttlMs: number;
 	/** Called for each session that ends (evicted, expired, deleted, revoked) so its calls can be cancelled. */
 	onEnd: (sid: string) => void = () => {};
+	/** A session with calls in flight does not idle out, and is evicted only when every session is busy. */
+	isBusy: (sid: string) => boolean = () => false;
 
 	constructor(opts: { now?: () => number; max?: number; ttlMs?: number } = {}) {
 		this.#now = opts.now ?? Date.now;
@@ -40,9 +42,16 @@ export class SessionTable {
 	create(fingerprint: string, protocolVersion: string): Session {
 		this.#sweep();
 		while (this.#byId.size >= this.#max) {
-			const oldest = this.#byId.keys().next().value;
-			if (oldest === undefined) break;
-			this.#end(oldest);
+			let victim: string | undefined;
+			for (const sid of this.#byId.keys()) {
+				if (!this.isBusy(sid)) {
+					victim = sid;
+					break;
+				}
+			}
+			victim ??= this.#byId.keys().next().value;
+			if (victim === undefined) break;
+			this.#end(victim);
 		}
 		const now = this.#now();
 		const session = { sid: randomUUID(), fingerprint, protocolVersion, createdAt: now, lastSeen: now };
@@ -55,7 +64,7 @@ export class SessionTable {
 		const session = this.#byId.get(sid);
 		if (!session) return { ok: false };
 		const now = this.#now();
-		if (now - session.lastSeen > this.#ttlMs) {
+		if (now - session.lastSeen > this.#ttlMs && !this.isBusy(sid)) {
 			this.#end(sid);
 			return { ok: false };
 		}
@@ -69,7 +78,7 @@ export class SessionTable {
 	/** Peeks without refreshing: lets callers record only ids the bridge itself issued. */
 	has(sid: string): boolean {
 		const session = this.#byId.get(sid);
-		return session !== undefined && this.#now() - session.lastSeen <= this.#ttlMs;
+		return session !== undefined && (this.#now() - session.lastSeen <= this.#ttlMs || this.isBusy(sid));
 	}
 
 	delete(sid: string): boolean {
@@ -97,6 +106,6 @@ export class SessionTable {
 
 	#sweep(): void {
 		const now = this.#now();
-		for (const [sid, s] of [...this.#byId]) if (now - s.lastSeen > this.#ttlMs) this.#end(sid);
+		for (const [sid, s] of [...this.#byId]) if (now - s.lastSeen > this.#ttlMs && !this.isBusy(sid)) this.#end(sid);
 	}
 }

@@ -241,12 +241,12 @@ describe("sessions", () => {
 	});
 
 	test("missing Mcp-Session-Id -> 400", async () => {
-		await expectRow(await rpcPost(host, { jsonrpc: "2.0", id: 1, method: "tools/list" }), "session_required");
+		await expectRow(await rpcPost(host, { jsonrpc: "2.0", id: 1, method: "tools/list" }), "session_required", 1);
 	});
 
 	test("unknown Mcp-Session-Id -> 404", async () => {
 		const res = await rpcPost(host, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { "mcp-session-id": "nope" });
-		await expectRow(res, "session_not_found");
+		await expectRow(res, "session_not_found", 1);
 	});
 
 	test("notifications -> 202 with an empty body", async () => {
@@ -260,7 +260,7 @@ describe("sessions", () => {
 		const del = await fetch(host.url, { method: "DELETE", headers: host.headers({ "mcp-session-id": mine }) });
 		expect(del.status).toBe(204);
 		const after = await rpcPost(host, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": mine });
-		await expectRow(after, "session_not_found");
+		await expectRow(after, "session_not_found", 1);
 		const again = await fetch(host.url, { method: "DELETE", headers: host.headers({ "mcp-session-id": mine }) });
 		await expectRow(again, "session_not_found");
 	});
@@ -273,7 +273,7 @@ describe("sessions", () => {
 		expect((await ping(ids[0] ?? "")).status).toBe(200);
 		await openSession(host);
 		expect((await ping(ids[0] ?? "")).status).toBe(200);
-		await expectRow(await ping(ids[1] ?? ""), "session_not_found");
+		await expectRow(await ping(ids[1] ?? ""), "session_not_found", 1);
 		expect((await ping(ids[2] ?? "")).status).toBe(200);
 		// The shared session was among the evicted: later tests get a fresh one.
 		sid = await openSession(host);
@@ -332,6 +332,6 @@ describe("dispatch", () => {
 			destructiveHint: true,
 			openWorldHint: true,
 		});
-		expect((byName.get("read")?.inputSchema as { required: string[] }).required).toEqual(["path"]);
+		expect((byName.get("read")?.inputSchema as { required?: string[] } | undefined)?.required).toEqual(["path"]);
 	});
 });

@@ -283,13 +283,13 @@ describe("BridgeServer error table", () => {
 	test("session_required: missing Mcp-Session-Id -> 400 -32000", async () => {
 		const h = makeServer();
 		const res = await h.server.handle(post(rpc("ping")));
-		await expectRpcError(res, 400, -32000, "missing Mcp-Session-Id header");
+		await expectRpcError(res, 400, -32000, "missing Mcp-Session-Id header", 1);
 	});
 
 	test("session_not_found: unknown Mcp-Session-Id -> 404 -32001", async () => {
 		const h = makeServer();
 		const res = await h.server.handle(post(rpc("ping"), { "mcp-session-id": "not-a-session" }));
-		await expectRpcError(res, 404, -32001, "session not found");
+		await expectRpcError(res, 404, -32001, "session not found", 1);
 	});
 
 	test("method_not_found: unknown method -> 200 -32601 with the request id", async () => {
@@ -488,7 +488,13 @@ describe("BridgeServer pipeline order", () => {
 
 	test("unknown method without session -> 400 session required (session before dispatch)", async () => {
 		const h = makeServer();
-		await expectRpcError(await h.server.handle(post(rpc("nope/nope"))), 400, -32000, "missing Mcp-Session-Id header");
+		await expectRpcError(
+			await h.server.handle(post(rpc("nope/nope"))),
+			400,
+			-32000,
+			"missing Mcp-Session-Id header",
+			1,
+		);
 	});
 
 	test("unauthorized tools/call -> not audited, tool not called", async () => {
@@ -679,6 +685,7 @@ describe("BridgeServer sessions", () => {
 			404,
 			-32001,
 			"session not found",
+			1,
 		);
 		expect((await h.server.handle(request("DELETE", "/", { "mcp-session-id": sid }))).status).toBe(404);
 	});
@@ -901,7 +908,7 @@ describe("BridgeServer token rotation", () => {
 		const res = await h.server.handle(
 			post(rpc("ping"), { "mcp-session-id": sid, authorization: `Bearer ${OTHER_TOKEN}` }),
 		);
-		await expectRpcError(res, 404, -32001, "session not found");
+		await expectRpcError(res, 404, -32001, "session not found", 1);
 	});
 
 	test("setToken -> in-flight calls of old sessions are cancelled", async () => {
