@@ -34,6 +34,8 @@ export interface HostOptions {
 	files?: Record<string, string>;
 	/** Wait for the port to open (false for tests that expect the bridge to refuse to start). */
 	waitForPort?: boolean;
+	/** Load the bridge (default true); false boots a plain omp, e.g. as a remote caller. */
+	bridge?: boolean;
 }
 
 export interface RpcFrame {
@@ -120,7 +122,15 @@ export class Host {
 			...Object.fromEntries(Object.entries(opts.env ?? {}).map(([k, v]) => [k, v.replaceAll("{HOME}", home)])),
 		};
 		host.proc = spawn({
-			cmd: [BUN, OMP, "--mode", "rpc", "--no-session", "-e", ENTRY, ...(opts.args ?? [])],
+			cmd: [
+				BUN,
+				OMP,
+				"--mode",
+				"rpc",
+				"--no-session",
+				...(opts.bridge === false ? [] : ["-e", ENTRY]),
+				...(opts.args ?? []),
+			],
 			cwd: host.cwd,
 			env,
 			stdin: "pipe",
@@ -128,7 +138,7 @@ export class Host {
 			stderr: "pipe",
 		});
 		host.#pump();
-		if (opts.waitForPort !== false && port !== 0) await host.waitForPort();
+		if (opts.waitForPort !== false && opts.bridge !== false && port !== 0) await host.waitForPort();
 		return host;
 	}
 
