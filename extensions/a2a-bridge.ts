@@ -13,7 +13,7 @@ import { type HostAccess, HostBridge, type HostSession } from "../src/bridge.ts"
 import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/commands.ts";
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost, loadConfig, rotateToken } from "../src/config.ts";
 import { type Binding, bindBun, Endpoint } from "../src/listen.ts";
-import { BridgeServer } from "../src/server.ts";
+import { BridgeServer, type ExtraRoute } from "../src/server.ts";
 
 interface Running {
 	binding: Binding;
@@ -85,6 +85,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	let server: BridgeServer | undefined;
 	const audit = createAuditLog({ path: defaultAuditPath(), log: logLine, token: () => server?.token ?? config.token });
 	const bridge = new HostBridge(hostAccess(pi));
+	// Extra authenticated routes (contract §3); each feature module plugs in one entry here.
+	const routes: Record<string, ExtraRoute> = {};
 	server = new BridgeServer(
 		{
 			version: pkg.version,
@@ -99,6 +101,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			bindHost: config.host,
 			isLoopbackBind: isLoopbackHost(config.host),
 			allowedOrigins: config.allowed_origins,
+			routes,
 			// Testing knob: lets the end-to-end suite observe idle expiry without waiting 24 h.
 			sessionTtlMs: positive(process.env.A2A_BRIDGE_SESSION_TTL_MS),
 		},
