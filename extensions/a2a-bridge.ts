@@ -4,11 +4,13 @@
  * the process, not to a binding: subagents re-run this factory, so state lives on `globalThis`.
  */
 
+import { homedir } from "node:os";
 import { toolWireSchema } from "@oh-my-pi/pi-ai";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
 import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit.ts";
+import { createBlobRoute } from "../src/blob.ts";
 import { type HostAccess, HostBridge, type HostSession } from "../src/bridge.ts";
 import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/commands.ts";
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost, loadConfig, rotateToken } from "../src/config.ts";
@@ -87,6 +89,12 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const bridge = new HostBridge(hostAccess(pi));
 	// Extra authenticated routes (contract §3); each feature module plugs in one entry here.
 	const routes: Record<string, ExtraRoute> = {};
+	routes["/blob"] = createBlobRoute({
+		home: homedir,
+		cwd: () => AgentRegistry.global().get("Main")?.session?.sessionManager.getCwd() ?? process.cwd(),
+		audit: record => audit.write(record),
+		log: logLine,
+	});
 	server = new BridgeServer(
 		{
 			version: pkg.version,

@@ -1,0 +1,315 @@
+/**
+ * Raw bytes over HTTP (contract §7). `POST /blob` streams a request body to disk, `GET`/`HEAD` stream a
+ * file back. Invariants: an upload never truncates and lands at the file's current end; one upload per
+ * resolved path at a time, the lock released on every exit; each chunk is written synchronously before
+ * the next is read, so memory does not grow with the size; every request leaves one audit record with
+ * `{path, offset, bytes}`, never contents. A leaf: it knows `node:fs` and HTTP, not the host.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, fstatSync, mkdirSync, openSync, type Stats, statSync, writeSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { AuditRecord } from "./audit.ts";
+import type { ExtraRoute } from "./server.ts";
+
+export const BLOB_METHODS = ["POST", "GET", "HEAD"] as const;
+export const MAX_UPLOADS_IN_FLIGHT = 64;
+
+/** Each stable code and its HTTP status; docs/protocol.md carries the same table. */
+export const BLOB_ERRORS = {
+	bad_path: 400,
+	bad_offset: 400,
+	empty_body: 400,
+	is_directory: 400,
+	not_a_file: 400,
+	client_disconnected: 400,
+	not_found: 404,
+	offset_mismatch: 409,
+	upload_in_progress: 409,
+	range_not_satisfiable: 416,
+	write_failed: 500,
+	read_failed: 500,
+	too_many_uploads: 503,
+} as const;
+
+export type BlobCode = keyof typeof BLOB_ERRORS;
+export type Parsed<T> = { ok: true; value: T } | { ok: false; code: BlobCode; message: string };
+export interface BlobQuery {
+	path: string;
+	offset: number | null;
+}
+/** Inclusive byte positions, as in `Content-Range`. */
+export interface ByteRange {
+	start: number;
+	end: number;
+}
+
+export interface BlobDeps {
+	home(): string;
+	/** The Main session's working directory: relative paths resolve against it. */
+	cwd(): string;
+	audit(record: AuditRecord): void;
+	log(line: string): void;
+}
+
+const fail = (code: BlobCode, message: string): { ok: false; code: BlobCode; message: string } => ({
+	ok: false,
+	code,
+	message,
+});
+const DIGITS = /^[0-9]+$/;
+
+/** Reads `?path=` (exactly once, non-empty, no NUL) and `?offset=` (decimal, uploads only). */
+export function parseBlobQuery(params: URLSearchParams, method: string): Parsed<BlobQuery> {
+	const paths = params.getAll("path");
+	if (paths.length !== 1) return fail("bad_path", "give the file as ?path=<path>, exactly once");
+	const path = paths[0] as string;
+	if (path === "") return fail("bad_path", "path is empty");
+	if (path.includes("\u0000")) return fail("bad_path", "path contains a NUL byte");
+	const offsets = params.getAll("offset");
+	if (offsets.length === 0) return { ok: true, value: { path, offset: null } };
+	if (method !== "POST") return fail("bad_offset", "offset applies to uploads only; use a Range header to read part");
+	const raw = offsets[0] as string;
+	if (offsets.length > 1 || !DIGITS.test(raw) || !Number.isSafeInteger(Number(raw))) {
+		return fail("bad_offset", `offset must be one non-negative decimal integer, got '${offsets.join("', '")}'`);
+	}
+	return { ok: true, value: { path, offset: Number(raw) } };
+}
+
+/** Lexical resolution (no realpath): `~` and `~/x` under home, relative paths under cwd. */
+export function resolveBlobPath(raw: string, base: { home: string; cwd: string }): string {
+	if (raw === "~") return resolve(base.home);
+	if (raw.startsWith("~/")) return resolve(base.home, raw.slice(2));
+	return resolve(base.cwd, raw);
+}
+
+/**
+ * A single `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of `size` bytes (RFC 9110 §14).
+ * No header, or another unit, → whole file (`null`); malformed, multiple or out-of-range → 416.
+ */
+export function parseRange(header: string | null, size: number): Parsed<ByteRange | null> {
+	if (header === null) return { ok: true, value: null };
+	const eq = header.indexOf("=");
+	if (eq < 0) return fail("range_not_satisfiable", `malformed Range '${header}'`);
+	if (header.slice(0, eq).trim().toLowerCase() !== "bytes") return { ok: true, value: null };
+	const spec = header.slice(eq + 1).trim();
+	const unsatisfiable = (why: string) => fail("range_not_satisfiable", `Range '${header}' ${why} (size ${size})`);
+	if (spec.includes(",")) return unsatisfiable("asks for several ranges; only one is served");
+	const dash = spec.indexOf("-");
+	const first = spec.slice(0, dash).trim();
+	const last = spec.slice(dash + 1).trim();
+	if (dash < 0 || (first === "" && last === "")) return unsatisfiable("is malformed");
+	if ((first !== "" && !DIGITS.test(first)) || (last !== "" && !DIGITS.test(last)))
+		return unsatisfiable("is malformed");
+	if (first === "") {
+		const n = Number(last);
+		if (n === 0 || size === 0) return unsatisfiable("selects no bytes");
+		return { ok: true, value: { start: Math.max(0, size - n), end: size - 1 } };
+	}
+	const start = Number(first);
+	const end = last === "" ? size - 1 : Math.min(Number(last), size - 1);
+	if (last !== "" && Number(last) < start) return unsatisfiable("ends before it starts");
+	if (start >= size) return unsatisfiable("starts at or past the end");
+	return { ok: true, value: { start, end } };
+}
+
+export function blobError(code: BlobCode, message: string, headers: Record<string, string> = {}): Response {
+	return Response.json({ error: message, code }, { status: BLOB_ERRORS[code], headers });
+}
+
+const osReason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
+
+/** Writes one audit record; `error` present means the request failed. */
+type Note = (path: string | null, offset: number | null, bytes: number, error?: string) => void;
+/** Audits a refusal (0 bytes moved) and builds its response. */
+type Refuse = (
+	path: string | null,
+	offset: number | null,
+	code: BlobCode,
+	message: string,
+	h?: Record<string, string>,
+) => Response;
+interface Ctx {
+	note: Note;
+	refuse: Refuse;
+	log(line: string): void;
+}
+
+/** The `/blob` route: upload (POST), download (GET) and size (HEAD), per contract §7. */
+export function createBlobRoute(deps: BlobDeps): ExtraRoute {
+	const uploading = new Set<string>();
+
+	return {
+		methods: BLOB_METHODS,
+		handle: async (req, { sid }) => {
+			const tool = req.method === "POST" ? "blob:write" : "blob:read";
+			const note: Note = (path, offset, bytes, error) => {
+				const isError = error !== undefined;
+				const args = { path, offset, bytes };
+				deps.audit({ id: crypto.randomUUID(), sid, phase: "done", tool, isError, args, ...(isError ? { error } : {}) });
+			};
+			const refuse: Refuse = (path, offset, code, message, h) => {
+				note(path, offset, 0, message);
+				return blobError(code, message, h);
+			};
+			const ctx: Ctx = { note, refuse, log: deps.log };
+			const params = new URL(req.url).searchParams;
+			const query = parseBlobQuery(params, req.method);
+			if (!query.ok) return refuse(params.get("path"), null, query.code, query.message);
+			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });
+			const offset = query.value.offset;
+			if (req.method !== "POST") return download(req, path, ctx);
+			if (req.body === null || req.headers.get("content-length") === "0") {
+				return refuse(path, offset, "empty_body", EMPTY_BODY);
+			}
+			if (uploading.has(path)) return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
+			if (uploading.size >= MAX_UPLOADS_IN_FLIGHT) {
+				return refuse(
+					path,
+					offset,
+					"too_many_uploads",
+					`${MAX_UPLOADS_IN_FLIGHT} uploads are in progress; retry later`,
+				);
+			}
+			uploading.add(path);
+			try {
+				return await upload(req.body, path, offset, ctx);
+			} finally {
+				uploading.delete(path);
+			}
+		},
+	};
+}
+
+/** The part of a body reader the upload uses. */
+interface Reader {
+	read(): Promise<{ done: true; value?: Uint8Array } | { done: false; value: Uint8Array }>;
+	cancel(): Promise<void>;
+}
+const EMPTY_BODY = "the request body is empty: nothing to write";
+
+function statOrNull(path: string): Stats | null {
+	try {
+		return statSync(path);
+	} catch (err) {
+		if (errno(err) === "ENOENT" || errno(err) === "ENOTDIR") return null;
+		throw err;
+	}
+}
+
+/** Checks `offset` against the size before and after opening, then appends chunk by chunk. */
+async function upload(body: ReadableStream<Uint8Array>, path: string, offset: number | null, ctx: Ctx) {
+	const { refuse } = ctx;
+	const mismatch = (size: number) =>
+		refuse(path, offset, "offset_mismatch", `offset ${offset} does not match the current size ${size} of ${path}`);
+	const cannot = (err: unknown) =>
+		refuse(path, offset, "write_failed", `cannot write ${path}: ${osReason(err)}; 0 bytes landed`);
+	let st: Stats | null;
+	try {
+		st = statOrNull(path);
+	} catch (err) {
+		return cannot(err);
+	}
+	if (st?.isDirectory()) return refuse(path, offset, "is_directory", `${path} is a directory`);
+	if (offset !== null && offset !== (st?.size ?? 0)) return mismatch(st?.size ?? 0);
+	const reader: Reader = body.getReader();
+	let chunk: Awaited<ReturnType<typeof reader.read>>;
+	try {
+		// The first chunk is awaited before anything is created: an empty body touches nothing.
+		chunk = await reader.read();
+	} catch {
+		return refuse(path, offset, "client_disconnected", "client disconnected; 0 bytes landed");
+	}
+	if (chunk.done) return refuse(path, offset, "empty_body", EMPTY_BODY);
+	let fd: number;
+	try {
+		mkdirSync(dirname(path), { recursive: true });
+		fd = openSync(path, "a");
+	} catch (err) {
+		await reader.cancel().catch(() => {});
+		return cannot(err);
+	}
+	try {
+		const at = fstatSync(fd).size;
+		if (offset !== null && offset !== at) {
+			await reader.cancel().catch(() => {});
+			return mismatch(at);
+		}
+		return await append(fd, reader, chunk.value, path, at, ctx);
+	} finally {
+		closeSync(fd);
+	}
+}
+
+async function append(
+	fd: number,
+	reader: Reader,
+	first: Uint8Array,
+	path: string,
+	at: number,
+	ctx: Ctx,
+): Promise<Response> {
+	const hash = createHash("sha256");
+	let landed = 0;
+	let stop: { code: "write_failed" | "client_disconnected"; why: string } | null = null;
+	for (let bytes: Uint8Array | undefined = first; bytes; ) {
+		try {
+			// Synchronous writes: the next chunk is not read until this one is with the OS.
+			for (let off = 0; off < bytes.byteLength; ) {
+				const n = writeSync(fd, bytes, off, bytes.byteLength - off);
+				hash.update(bytes.subarray(off, off + n));
+				off += n;
+				landed += n;
+			}
+		} catch (err) {
+			stop = { code: "write_failed", why: osReason(err) };
+			break;
+		}
+		try {
+			const next = await reader.read();
+			bytes = next.done ? undefined : next.value;
+		} catch {
+			stop = { code: "client_disconnected", why: "client disconnected" };
+		}
+	}
+	if (stop === null) {
+		ctx.note(path, at, landed);
+		return Response.json({ path, offset: at, written: landed, size: at + landed, sha256: hash.digest("hex") });
+	}
+	const message = `${stop.code === "write_failed" ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
+	if (stop.code === "write_failed") {
+		ctx.log(`a2a-bridge: blob ${message}`);
+		await reader.cancel().catch(() => {});
+	}
+	ctx.note(path, at, landed, stop.code === "write_failed" ? message : "client disconnected");
+	return blobError(stop.code, message);
+}
+
+function download(req: Request, path: string, { note, refuse }: Ctx): Response {
+	let st: Stats | null;
+	try {
+		st = statOrNull(path);
+		// Opened once up front so that a permission error is a clear 500, not a cut-off stream.
+		if (st?.isFile()) closeSync(openSync(path, "r"));
+	} catch (err) {
+		return refuse(path, null, "read_failed", `cannot read ${path}: ${osReason(err)}`);
+	}
+	if (st === null) return refuse(path, null, "not_found", `${path} does not exist`);
+	if (st.isDirectory()) return refuse(path, null, "is_directory", `${path} is a directory`);
+	if (!st.isFile()) return refuse(path, null, "not_a_file", `${path} is not a regular file`);
+	const size = st.size;
+	const range = parseRange(req.headers.get("range"), size);
+	if (!range.ok) return refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` });
+	const { start, end } = range.value ?? { start: 0, end: size - 1 };
+	const length = end - start + 1;
+	const headers: Record<string, string> = {
+		"content-type": "application/octet-stream",
+		"content-length": String(length),
+		"accept-ranges": "bytes",
+	};
+	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;
+	note(path, start, req.method === "HEAD" ? 0 : length);
+	// Slicing pins the length to the size seen above even if the file grows while it streams.
+	const body = req.method === "HEAD" ? null : Bun.file(path).slice(start, end + 1, "application/octet-stream");
+	return new Response(body, { status: range.value ? 206 : 200, headers });
+}
