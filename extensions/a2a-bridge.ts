@@ -5,7 +5,12 @@
  */
 
 import { homedir } from "node:os";
-import { toolWireSchema } from "@oh-my-pi/pi-ai";
+import {
+	createAssistantMessageEventStream,
+	registerCustomApi,
+	toolWireSchema,
+	unregisterCustomApis,
+} from "@oh-my-pi/pi-ai";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
@@ -16,6 +21,16 @@ import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/commands.
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost, loadConfig, rotateToken } from "../src/config.ts";
 import { type Binding, bindBun, Endpoint } from "../src/listen.ts";
 import { BridgeServer, type ExtraRoute } from "../src/server.ts";
+import {
+	CLAIM_API_KEY,
+	createHostLlmRoute,
+	DENY_API,
+	DENY_MESSAGE,
+	type HostSettings,
+	type ModelRow,
+	Takeover,
+	type TakeoverHost,
+} from "../src/takeover.ts";
 
 interface Running {
 	binding: Binding;
@@ -28,6 +43,8 @@ interface Running {
 
 interface ProcessState {
 	endpoint: Endpoint<Running>;
+	/** Created on first use; outlives endpoint restarts, since the layers it arms belong to the process. */
+	takeover?: Takeover;
 }
 
 const STATE_KEY = Symbol.for("pi-a2a-ext.process-state");
@@ -71,6 +88,67 @@ function hostAccess(pi: ExtensionAPI): HostAccess {
 	};
 }
 
+/** The takeover's own custom-API source: not the extension path, so a subagent spawn leaves it alone. */
+const TAKEOVER_SOURCE = "a2a-bridge:takeover";
+
+interface TakeoverMain {
+	model?: ModelRow;
+	agent: { setModel(row: unknown): void };
+	settings: HostSettings;
+	modelRegistry: {
+		getAll(): ModelRow[];
+		registerProvider(name: string, config: Record<string, unknown>): void;
+		unregisterProvider(name: string): void;
+		awaitInitialBackgroundRefresh(): Promise<void>;
+		authStorage: { hasAuth(provider: string): boolean };
+	};
+}
+
+function denyStream() {
+	const stream = createAssistantMessageEventStream();
+	queueMicrotask(() => stream.fail(new Error(DENY_MESSAGE)));
+	return stream;
+}
+
+function takeoverHost(): TakeoverHost {
+	const main = () => liveMain() as unknown as TakeoverMain | null;
+	// Main and its subagents share one registry; the last one seen serves while Main is parked.
+	let seen: TakeoverMain["modelRegistry"] | undefined;
+	const registry = (): TakeoverMain["modelRegistry"] => {
+		seen = main()?.modelRegistry ?? seen;
+		if (!seen) throw new Error("no model registry yet: no Main session has started");
+		return seen;
+	};
+	return {
+		models: () => registry().getAll(),
+		hasAuth: provider => registry().authStorage.hasAuth(provider),
+		settled: () => registry().awaitInitialBackgroundRefresh(),
+		registerDenyApi: () => registerCustomApi(DENY_API, denyStream, TAKEOVER_SOURCE),
+		unregisterDenyApi: () => unregisterCustomApis(TAKEOVER_SOURCE),
+		claimProvider: (provider, rows) =>
+			registry().registerProvider(provider, {
+				baseUrl: rows[0]?.baseUrl,
+				apiKey: CLAIM_API_KEY,
+				api: DENY_API,
+				models: rows,
+			}),
+		releaseProvider: provider => registry().unregisterProvider(provider),
+		mainModel: () => main()?.model ?? null,
+		setMainModel: row => main()?.agent.setModel(row),
+		mainSettings: () => main()?.settings ?? null,
+		getFetch: () => globalThis.fetch,
+		setFetch: f => {
+			globalThis.fetch = f;
+		},
+		log: logLine,
+	};
+}
+
+function processTakeover(): Takeover {
+	state.takeover ??= new Takeover(takeoverHost(), record => state.endpoint.running?.audit.write(record));
+	return state.takeover;
+}
+
 const positive = (v: string | undefined): number | undefined => (Number(v) > 0 ? Number(v) : undefined);
 
 /** The host gives session_shutdown 2 s: calls still running after this are cancelled so each gets its answer and done record. */
@@ -81,14 +159,12 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
-	if (config.host_llm === "deny") {
-		ctx.ui.notify('A2A bridge: host_llm "deny" is not built in this version; host inference stays on', "warning");
-	}
 	let server: BridgeServer | undefined;
 	const audit = createAuditLog({ path: defaultAuditPath(), log: logLine, token: () => server?.token ?? config.token });
 	const bridge = new HostBridge(hostAccess(pi));
 	// Extra authenticated routes (contract §3); each feature module plugs in one entry here.
 	const routes: Record<string, ExtraRoute> = {};
+	routes["/host-llm"] = createHostLlmRoute(processTakeover());
 	routes["/blob"] = createBlobRoute({
 		home: homedir,
 		cwd: () => AgentRegistry.global().get("Main")?.session?.sessionManager.getCwd() ?? process.cwd(),
@@ -152,6 +228,16 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 	}
 }
 
+/** Contract §8: the config's deny, or a deny in force, is armed again for every new Main session. */
+function armForMain(ctx: ExtensionContext): void {
+	const r = state.endpoint.running;
+	if (!r || !isMainBinding(ctx)) return;
+	const takeover = processTakeover();
+	if (r.config.host_llm !== "deny" && !takeover.isDenied) return;
+	const armed = takeover.toggle(false, null);
+	if (!armed.ok) ctx.ui.notify(`A2A bridge: host_llm "deny" not armed: ${armed.message}`, "error");
+}
+
 async function a2aCommand(args: string, ctx: ExtensionCommandContext): Promise<void> {
 	const r = state.endpoint.running;
 	if (!r) {
@@ -167,7 +253,7 @@ async function a2aCommand(args: string, ctx: ExtensionCommandContext): Promise<v
 			sessions: r.server.sessions.size,
 			callsServed: r.server.callsServed,
 			inFlight: [...r.server.inFlight.values()].map(c => ({ tool: c.tool, ageMs: now - c.startedAt })),
-			takeover: "allow (switch not built yet)",
+			takeover: processTakeover().label(),
 			auditPath: r.audit.path,
 		});
 		ctx.ui.notify(text, "info");
@@ -196,6 +282,7 @@ async function a2aCommand(args: string, ctx: ExtensionCommandContext): Promise<v
 export default function a2aBridge(pi: ExtensionAPI): void {
 	pi.on("session_start", async (_event, ctx) => {
 		await startForMain(pi, ctx);
+		armForMain(ctx);
 	});
 	pi.on("session_shutdown", async (_event, ctx) => {
 		// A subagent's shutdown must never take the process endpoint down.
