@@ -270,6 +270,7 @@ async function append(
 			bytes = next.done ? undefined : next.value;
 		} catch {
 			stop = { code: "client_disconnected", why: "client disconnected" };
+			break;
 		}
 	}
 	if (stop === null) {
