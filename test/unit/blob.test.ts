@@ -165,7 +165,12 @@ describe("createBlobRoute (handle without a socket)", () => {
 	});
 	afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-	const call = (method: string, query: string, body?: BodyInit | null, headers: Record<string, string> = {}) =>
+	const call = (
+		method: string,
+		query: string,
+		body?: string | Uint8Array | ReadableStream<Uint8Array> | null,
+		headers: Record<string, string> = {},
+	) =>
 		route.handle(new Request(`http://127.0.0.1:9/blob?${query}`, { method, body: body ?? null, headers }), {
 			sid: "sid-1",
 		});
