@@ -112,8 +112,11 @@ export function parseRange(header: string | null, size: number): Parsed<ByteRang
 	return { ok: true, value: { start, end } };
 }
 
+const json = (body: unknown, status: number, headers: Record<string, string> = {}): Response =>
+	new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+
 export function blobError(code: BlobCode, message: string, headers: Record<string, string> = {}): Response {
-	return Response.json({ error: message, code }, { status: BLOB_ERRORS[code], headers });
+	return json({ error: message, code }, BLOB_ERRORS[code], headers);
 }
 
 const osReason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -275,7 +278,7 @@ async function append(
 	}
 	if (stop === null) {
 		ctx.note(path, at, landed);
-		return Response.json({ path, offset: at, written: landed, size: at + landed, sha256: hash.digest("hex") });
+		return json({ path, offset: at, written: landed, size: at + landed, sha256: hash.digest("hex") }, 200);
 	}
 	const message = `${stop.code === "write_failed" ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
 	if (stop.code === "write_failed") {
