@@ -10,6 +10,17 @@ import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "./
 export interface HostToolResult {
 	content?: unknown[];
 	isError?: boolean;
+	details?: unknown;
+}
+
+/** The part of the host's AsyncJobManager used to take over a backgrounded bash job. */
+export interface HostJobManager {
+	acknowledgeDeliveries(jobIds: string[]): number;
+	consumeJobResults(jobIds: string[]): number;
+	getJob(
+		id: string,
+	): { status: string; promise: Promise<unknown>; resultText?: string; errorText?: string } | undefined;
+	cancel(id: string): boolean;
 }
 
 export interface HostTool {
@@ -30,6 +41,7 @@ export interface HostSession {
 	getAllToolNames(): string[];
 	getToolByName(name: string): HostTool | undefined;
 	agent?: { emitExternalEvent?(event: Record<string, unknown>): void };
+	asyncJobManager?: HostJobManager;
 }
 
 export interface HostAccess {
@@ -114,10 +126,21 @@ export class HostBridge {
 		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
 		if (!tool) return failure(notExposed(req.name));
 		this.#emit(main, { type: "tool_execution_start", toolCallId: req.callId, toolName: req.name, args: req.args });
+		const onUpdate = req.onProgress
+			? (partial: HostToolResult) => {
+					try {
+						req.onProgress?.(textOf(partial?.content));
+					} catch {}
+				}
+			: undefined;
 		let outcome: ToolCallOutcome;
 		try {
-			const result = await tool.execute(req.callId, req.args, req.signal, undefined, undefined);
-			outcome = { content: mapContent(result?.content), isError: result?.isError === true };
+			const result = await tool.execute(req.callId, req.args, req.signal, onUpdate, undefined);
+			const jobId = backgroundedJobId(result);
+			outcome =
+				jobId !== null && main.asyncJobManager
+					? await this.#awaitJob(main.asyncJobManager, jobId, req)
+					: { content: mapContent(result?.content), isError: result?.isError === true };
 		} catch (err) {
 			outcome = failure(errorText(err));
 		}
@@ -129,6 +152,29 @@ export class HostBridge {
 			isError: outcome.isError,
 		});
 		return outcome;
+	}
+
+	/**
+	 * The host moved a long bash into a background job and answered with a stub. Take the job over:
+	 * acknowledge its delivery so no completion notice wakes the host's agent, wait for it to settle
+	 * and return its real output. A cancel of the remote call cancels the job.
+	 */
+	async #awaitJob(jobs: HostJobManager, jobId: string, req: ToolCallRequest): Promise<ToolCallOutcome> {
+		jobs.acknowledgeDeliveries([jobId]);
+		const job = jobs.getJob(jobId);
+		if (!job) return failure(`background job ${jobId} vanished before it finished`);
+		req.onBackgrounded?.();
+		const onAbort = () => jobs.cancel(jobId);
+		req.signal.addEventListener("abort", onAbort, { once: true });
+		try {
+			await job.promise.catch(() => {});
+		} finally {
+			req.signal.removeEventListener("abort", onAbort);
+		}
+		jobs.consumeJobResults([jobId]);
+		if (job.status === "completed") return { content: [{ type: "text", text: job.resultText ?? "" }], isError: false };
+		if (job.status === "cancelled") return failure(job.errorText || "Command aborted");
+		return failure(job.errorText || job.resultText || `background job ${jobId} failed`);
 	}
 
 	#describe(tool: { name: string; description?: string; parameters?: unknown }, approval: unknown): McpTool {
@@ -167,6 +213,21 @@ export class HostBridge {
 			this.#host.log(`a2a-bridge: could not show ${String(event.type)} in the host UI (${errorText(err)})`);
 		}
 	}
+}
+
+/** The job id when a result is the host's "Backgrounded as job" stub, else null. */
+export function backgroundedJobId(result: HostToolResult | undefined): string | null {
+	const async = (result?.details as { async?: { state?: unknown; jobId?: unknown } } | undefined)?.async;
+	return async?.state === "running" && typeof async.jobId === "string" ? async.jobId : null;
+}
+
+/** The text blocks of a host partial result, joined. */
+export function textOf(content: unknown): string {
+	if (!Array.isArray(content)) return "";
+	return content
+		.filter((b): b is { type: "text"; text: string } => b?.type === "text" && typeof b.text === "string")
+		.map(b => b.text)
+		.join("\n");
 }
 
 const failure = (text: string): ToolCallOutcome => ({ content: [{ type: "text", text }], isError: true });

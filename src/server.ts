@@ -4,8 +4,9 @@
  * docs/protocol.md); each returns a Response to answer with, or nothing to go on.
  */
 import { checkAuth, checkHostOrigin, tokenFingerprint } from "./auth.ts";
-import { type ErrorKind, notFound, REALM, type RpcId, rpcError, rpcResult } from "./errors.ts";
+import { ERRORS, type ErrorKind, notFound, REALM, type RpcId, rpcError, rpcResult } from "./errors.ts";
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
+import { acceptsEventStream, openSseCall, type ProgressToken, type SseCall, type SseTimings } from "./progress.ts";
 import { type Session, SessionTable } from "./sessions.ts";
 
 export const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
@@ -37,6 +38,10 @@ export interface ToolCallRequest {
 	args: Record<string, unknown>;
 	signal: AbortSignal;
 	sid: string;
+	/** Present in SSE mode: the call's cumulative output so far. */
+	onProgress?: (text: string) => void;
+	/** Present in SSE mode: the host backgrounded the call and stopped forwarding output. */
+	onBackgrounded?: () => void;
 }
 
 /** Audit seam: `start` is awaited before the tool runs, `done` before the response goes out. */
@@ -75,6 +80,8 @@ export interface ServerOptions {
 	isLoopbackBind: boolean;
 	allowedOrigins: readonly string[];
 	routes?: Record<string, ExtraRoute>;
+	/** SSE timing overrides (tests only). */
+	sse?: SseTimings;
 	/** Idle TTL override (tests only; the default is SESSION_TTL_MS). */
 	sessionTtlMs?: number;
 }
@@ -228,7 +235,7 @@ export class BridgeServer {
 			this.#notification(msg, session);
 			return new Response(null, { status: 202 });
 		}
-		return this.#dispatch(msg, session);
+		return this.#dispatch(msg, session, req);
 	}
 
 	#guardSession(req: Request, id: RpcId | null = null): Session | Response {
@@ -260,20 +267,25 @@ export class BridgeServer {
 		if (call) this.#cancel(call);
 	}
 
-	async #dispatch(msg: Extract<Envelope, { kind: "request" }>, session: Session): Promise<Response> {
+	async #dispatch(msg: Extract<Envelope, { kind: "request" }>, session: Session, req: Request): Promise<Response> {
 		switch (msg.method) {
 			case "ping":
 				return rpcResult(msg.id, {});
 			case "tools/list":
 				return rpcResult(msg.id, { tools: this.#deps.listTools() });
 			case "tools/call":
-				return this.#toolsCall(msg.id, msg.params, session);
+				return this.#toolsCall(msg.id, msg.params, session, req);
 			default:
 				return rpcError("method_not_found", msg.id);
 		}
 	}
 
-	async #toolsCall(id: RpcId, params: Record<string, unknown> | undefined, session: Session): Promise<Response> {
+	async #toolsCall(
+		id: RpcId,
+		params: Record<string, unknown> | undefined,
+		session: Session,
+		req: Request,
+	): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
 		if (typeof name !== "string" || !isRecord(args)) return rpcError("invalid_params", id);
@@ -290,30 +302,66 @@ export class BridgeServer {
 			cancelled: false,
 		};
 		this.inFlight.set(key, call);
+		const token = progressTokenOf(params);
+		const sse =
+			token !== null && acceptsEventStream(req.headers.get("accept")) ? openSseCall(token, this.#opts.sse) : null;
+		const run = this.#runCall(call, key, args, sse);
+		if (sse === null) {
+			const outcome = await run;
+			if (outcome === null) return rpcError("request_cancelled", id);
+			return rpcResult(id, { content: outcome.content, isError: outcome.isError });
+		}
+		run.then(
+			outcome =>
+				sse.finish(
+					outcome === null
+						? null
+						: { jsonrpc: "2.0", id, result: { content: outcome.content, isError: outcome.isError } },
+				),
+			err => {
+				this.#deps.log(`a2a-bridge: internal error in tools/call '${name}': ${describe(err)}`);
+				const { code, message } = ERRORS.internal_error;
+				return sse.finish({ jsonrpc: "2.0", id, error: { code, message } });
+			},
+		);
+		return sse.response;
+	}
+
+	/** Runs one call between its two audit records; resolves null when the call was cancelled. */
+	async #runCall(
+		call: InFlightCall,
+		key: string,
+		args: Record<string, unknown>,
+		sse: SseCall | null,
+	): Promise<ToolCallOutcome | null> {
+		const record = { id: call.id, sid: call.sid, tool: call.tool, args };
 		try {
-			await this.#deps.audit?.start({ id: call.id, sid: call.sid, tool: name, args });
+			await this.#deps.audit?.start(record);
 			let outcome: ToolCallOutcome | null;
 			try {
-				outcome = await raceAbort(
-					this.#deps.callTool({ callId: call.id, name, args, signal: call.controller.signal, sid: session.sid }),
-					call.controller.signal,
-				);
+				const work = this.#deps.callTool({
+					callId: call.id,
+					name: call.tool,
+					args,
+					signal: call.controller.signal,
+					sid: call.sid,
+					...(sse
+						? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() }
+						: {}),
+				});
+				outcome = await raceAbort(work, call.controller.signal);
 			} catch (err) {
 				// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
-				await this.#deps.audit?.done({ id: call.id, sid: call.sid, tool: name, args, isError: true });
+				await this.#deps.audit?.done({ ...record, isError: true });
 				throw err;
 			}
 			await this.#deps.audit?.done({
-				id: call.id,
-				sid: call.sid,
-				tool: name,
-				args,
+				...record,
 				isError: outcome === null || outcome.isError,
 				...(call.cancelled ? { cancelled: true } : {}),
 			});
 			this.callsServed++;
-			if (outcome === null) return rpcError("request_cancelled", id);
-			return rpcResult(id, { content: outcome.content, isError: outcome.isError });
+			return outcome;
 		} finally {
 			this.inFlight.delete(key);
 		}
@@ -327,6 +375,13 @@ export class BridgeServer {
 	#cancelSession(sid: string): void {
 		for (const call of this.inFlight.values()) if (call.sid === sid) this.#cancel(call);
 	}
+}
+
+function progressTokenOf(params: Record<string, unknown> | undefined): ProgressToken | null {
+	const meta = params?._meta;
+	if (!isRecord(meta)) return null;
+	const t = meta.progressToken;
+	return typeof t === "string" || (typeof t === "number" && Number.isFinite(t)) ? t : null;
 }
 
 /** Resolves with the promise's value, or null as soon as the signal aborts (the work may go on). */

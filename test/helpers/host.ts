@@ -5,7 +5,7 @@
  */
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Subprocess, spawn } from "bun";
@@ -283,4 +283,30 @@ export async function callTool(
 		{ "mcp-session-id": sid },
 	);
 	return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/**
+ * One HTTP/1.1 request over a fresh TCP connection (Connection: close), outside fetch's connection
+ * pool: needed when a test holds hundreds of requests open, and to send bytes fetch would not.
+ */
+export function rawHttp(
+	port: number,
+	method: string,
+	path: string,
+	headers: Record<string, string>,
+	body = "",
+): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const sock = netConnect(port, "127.0.0.1");
+		let out = "";
+		sock.on("data", d => {
+			out += d.toString("utf8");
+		});
+		sock.on("error", reject);
+		sock.on("close", () => resolve(out));
+		const lines = [`${method} ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, "Connection: close"];
+		for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+		lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+		sock.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
+	});
 }
