@@ -10,6 +10,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, type Stats, statSync, writeS
 import { dirname, resolve } from "node:path";
 import type { AuditRecord } from "./audit.ts";
 import type { ExtraRoute } from "./server.ts";
+import { requestTarget } from "./target.ts";
 
 export const BLOB_METHODS = ["POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;
@@ -156,7 +157,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 				return blobError(code, message, h);
 			};
 			const ctx: Ctx = { note, refuse, log: deps.log };
-			const params = new URL(req.url).searchParams;
+			const params = requestTarget(req.url).searchParams;
 			const query = parseBlobQuery(params, req.method);
 			if (!query.ok) return refuse(params.get("path"), null, query.code, query.message);
 			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });

@@ -177,7 +177,13 @@ export function rotateToken(path: string, current: BridgeConfig): string {
 		const { allowed_origins, ...rest } = current;
 		raw = allowed_origins.length > 0 ? { ...rest, allowed_origins } : { ...rest };
 	} else {
-		const parsed = JSON.parse(readFileSync(path, "utf8")) as unknown;
+		let parsed: unknown;
+		try {
+			parsed = JSON.parse(readFileSync(path, "utf8"));
+		} catch (err) {
+			const cause = (err as NodeJS.ErrnoException).code ?? "not valid JSON";
+			throw new Error(`${path}: cannot read (${cause})`);
+		}
 		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
 			throw new Error(`${path}: must hold a JSON object`);
 		}

@@ -8,6 +8,7 @@ import { ERRORS, type ErrorKind, notFound, REALM, type RpcId, rpcError, rpcResul
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseCall, type SseTimings } from "./progress.ts";
 import { type Session, SessionTable } from "./sessions.ts";
+import { requestTarget } from "./target.ts";
 
 export const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
 export const LATEST_VERSION = "2025-11-25";
@@ -156,7 +157,7 @@ export class BridgeServer {
 	};
 
 	async #pipeline(req: Request): Promise<Response> {
-		const url = new URL(req.url);
+		const url = requestTarget(req.url);
 		const route = this.#route(url.pathname);
 		if (route === null) return notFound();
 		return (
@@ -439,11 +440,7 @@ export async function readBodyLimited(req: Request, max: number): Promise<BodyRe
 }
 
 function safePath(url: string): string {
-	try {
-		return new URL(url).pathname;
-	} catch {
-		return "?";
-	}
+	return requestTarget(url).pathname;
 }
 
 function describe(err: unknown): string {

@@ -1,0 +1,107 @@
+/** fast-check arbitraries for hostile HTTP requests to the bridge (used by unit and end-to-end fuzzing). */
+import fc from "fast-check";
+
+// Weights keep most samples past the first guards, so the deeper stages get fuzzed too.
+export const methodArb = fc.oneof(
+	{ arbitrary: fc.constant("POST"), weight: 6 },
+	fc.constantFrom("GET", "POST", "DELETE", "PUT", "HEAD", "OPTIONS", "PATCH"),
+	fc.stringMatching(/^[A-Z]{1,8}$/),
+);
+const pathArb = fc.oneof(
+	{ arbitrary: fc.constantFrom("/", "/mcp"), weight: 6 },
+	fc.constantFrom("/", "/mcp", "/blob", "/host-llm", "/.well-known/oauth-authorization-server", "/register", "/x"),
+	fc.webPath(),
+	fc.constantFrom("/mcp/", "//", "/%2e%2e/", "/blob?path=%00", "/?a=b"),
+);
+const authArb = (TOKEN: string) =>
+	fc.oneof(
+		{ arbitrary: fc.constant(`Bearer ${TOKEN}`), weight: 6 },
+		fc.constant(`bearer ${TOKEN}`),
+		fc.constant(`Bearer ${TOKEN} `),
+		fc.constant(`Bearer ${TOKEN.slice(0, -1)}`),
+		fc.constant(`Basic ${TOKEN}`),
+		fc.constant("Bearer"),
+		fc.constant(""),
+		fc.string(),
+		fc.constant(undefined),
+	);
+const hostArb = fc.oneof(
+	{ arbitrary: fc.constant("127.0.0.1:9"), weight: 6 },
+	fc.constantFrom("127.0.0.1:9", "localhost:9", "[::1]:9", "evil.example", "127.0.0.1.evil.example", "", "[::1"),
+	fc.domain(),
+);
+const originArb = fc.oneof(
+	{ arbitrary: fc.constant(undefined), weight: 6 },
+	fc.constantFrom("http://127.0.0.1:9", "http://evil.example", "null", "not a url", "http://localhost:9"),
+	fc.webUrl(),
+);
+const versionArb = fc.oneof(
+	fc.constant(undefined),
+	fc.constantFrom("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "2024-11-05", ""),
+	fc.string(),
+);
+
+const idArb = fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.double(), fc.boolean(), fc.object());
+const messageArb = fc.oneof(
+	fc.record({
+		jsonrpc: fc.constantFrom("2.0", "1.0", 2),
+		id: idArb,
+		method: fc.constantFrom("initialize", "ping", "tools/list", "tools/call", "resources/list", "", "x"),
+		params: fc.oneof(
+			fc.constant(undefined),
+			fc.record({ name: fc.oneof(fc.constant("read"), fc.string(), fc.integer()), arguments: fc.anything() }),
+			fc.anything(),
+		),
+	}),
+	fc.record({ jsonrpc: fc.constant("2.0"), method: fc.constantFrom("notifications/cancelled", "notifications/x") }),
+	fc.record({ jsonrpc: fc.constant("2.0"), id: idArb, result: fc.anything() }),
+	fc.anything(),
+);
+const bodyArb: fc.Arbitrary<Uint8Array | string | undefined> = fc.oneof(
+	messageArb.map(m => JSON.stringify(m) ?? "null"),
+	messageArb.map(m => (JSON.stringify(m) ?? "").slice(0, -1)),
+	fc.array(messageArb, { maxLength: 3 }).map(a => JSON.stringify(a)),
+	fc.constantFrom("1e999999", "-0", "123456789012345678901234567890", '{"jsonrpc":"2.0","id":1e400,"method":"ping"}'),
+	fc.integer({ min: 1, max: 2000 }).map(n => `${"[".repeat(n)}${"]".repeat(n)}`),
+	fc.uint8Array({ maxLength: 64 }),
+	fc.constant(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])),
+	fc.string(),
+	fc.constant(undefined),
+);
+
+export const requestArb = (TOKEN: string) =>
+	fc.record({
+		method: methodArb,
+		path: pathArb,
+		auth: authArb(TOKEN),
+		host: hostArb,
+		origin: originArb,
+		version: versionArb,
+		session: fc.oneof(fc.constant("issued"), fc.constant(undefined), fc.string()),
+		accept: fc.constantFrom(undefined, "application/json, text/event-stream", "*/*", "text/html"),
+		body: bodyArb,
+	});
+
+export type Sample = ReturnType<typeof requestArb> extends fc.Arbitrary<infer T> ? T : never;
+
+/** The sample as a Request to `base`, or null when it is not representable over HTTP. */
+export function buildRequest(s: Sample, base: string, issued: string): Request | null {
+	const headers = new Headers();
+	try {
+		if (s.auth !== undefined) headers.set("authorization", s.auth);
+		headers.set("host", s.host);
+		if (s.origin !== undefined) headers.set("origin", s.origin);
+		if (s.version !== undefined) headers.set("mcp-protocol-version", s.version);
+		if (s.session !== undefined) headers.set("mcp-session-id", s.session === "issued" ? issued : s.session);
+		if (s.accept !== undefined) headers.set("accept", s.accept);
+		const hasBody = s.body !== undefined && s.method !== "GET" && s.method !== "HEAD";
+		return new Request(`${base}${s.path}`, {
+			method: s.method,
+			headers,
+			...(hasBody ? { body: s.body } : {}),
+		});
+	} catch {
+		// The sample is not a representable HTTP request (e.g. a header with a newline): skip it.
+		return null;
+	}
+}

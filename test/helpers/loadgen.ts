@@ -1,0 +1,123 @@
+/**
+ * Closed-loop load generator for MCP endpoints: `sessions` sessions, each run by one worker that
+ * sends `perSession` requests back to back. Run as a subprocess (`bun loadgen.ts '<json>'`) so its
+ * sockets close when it exits and never count against the server's file descriptors.
+ */
+
+export interface LoadSpec {
+	url: string;
+	token: string;
+	sessions: number;
+	/** Requests per session, cycled through `messages`. */
+	perSession: number;
+	messages: Array<{ method: string; params?: Record<string, unknown> }>;
+	/** Skip initialize (a server without sessions, e.g. a bare ceiling server). */
+	stateless?: boolean;
+}
+
+export interface LoadResult {
+	requests: number;
+	errors: number;
+	firstError?: string;
+	seconds: number;
+	rps: number;
+	p50ms: number;
+	p99ms: number;
+}
+
+const percentile = (sorted: number[], p: number): number =>
+	sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+	const base = {
+		authorization: `Bearer ${spec.token}`,
+		"content-type": "application/json",
+		accept: "application/json, text/event-stream",
+	};
+	const sids: Array<string | null> = [];
+	for (let i = 0; i < spec.sessions; i++) {
+		if (spec.stateless) {
+			sids.push(null);
+			continue;
+		}
+		const res = await fetch(spec.url, {
+			method: "POST",
+			headers: base,
+			body: JSON.stringify({
+				jsonrpc: "2.0",
+				id: 0,
+				method: "initialize",
+				params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "loadgen", version: "0" } },
+			}),
+		});
+		await res.text();
+		sids.push(res.headers.get("mcp-session-id"));
+		const sid = sids.at(-1);
+		if (sid) {
+			const n = await fetch(spec.url, {
+				method: "POST",
+				headers: { ...base, "mcp-session-id": sid },
+				body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+			});
+			await n.text();
+		}
+	}
+	const latencies: number[] = [];
+	let errors = 0;
+	let firstError: string | undefined;
+	const started = performance.now();
+	await Promise.all(
+		sids.map(async sid => {
+			const headers = sid ? { ...base, "mcp-session-id": sid } : base;
+			for (let i = 0; i < spec.perSession; i++) {
+				const msg = spec.messages[i % spec.messages.length] ?? { method: "ping" };
+				const t0 = performance.now();
+				try {
+					const res = await fetch(spec.url, {
+						method: "POST",
+						headers,
+						body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, ...msg }),
+					});
+					const text = await res.text();
+					const ok = res.status === 200 && !text.includes('"error"') && !text.includes('"isError":true');
+					if (!ok) {
+						errors++;
+						firstError ??= `${res.status} ${text.slice(0, 300)}`;
+					}
+				} catch (err) {
+					errors++;
+					firstError ??= String(err);
+				}
+				latencies.push(performance.now() - t0);
+			}
+		}),
+	);
+	const seconds = (performance.now() - started) / 1000;
+	latencies.sort((a, b) => a - b);
+	return {
+		requests: latencies.length,
+		errors,
+		...(firstError ? { firstError } : {}),
+		seconds,
+		rps: latencies.length / seconds,
+		p50ms: percentile(latencies, 50),
+		p99ms: percentile(latencies, 99),
+	};
+}
+
+/** Runs the generator in a child process and returns its result. */
+export async function runLoadInChild(spec: LoadSpec): Promise<LoadResult> {
+	const proc = Bun.spawn([process.execPath, import.meta.path, JSON.stringify(spec)], {
+		stdout: "pipe",
+		stderr: "pipe",
+	});
+	const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+	await proc.exited;
+	if (proc.exitCode !== 0) throw new Error(`load generator failed: ${err}`);
+	return JSON.parse(out) as LoadResult;
+}
+
+if (import.meta.main) {
+	const spec = JSON.parse(process.argv[2] ?? "{}") as LoadSpec;
+	process.stdout.write(JSON.stringify(await runLoad(spec)));
+}
