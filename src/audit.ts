@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { closeSync, openSync, renameSync, statSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { CallAudit } from "./server.ts";
+import type { CallAudit } from "./types.ts";
 
 export const AUDIT_MAX_BYTES = 1024 * 1024;
 export const AUDIT_GENERATIONS = 3;

@@ -9,8 +9,8 @@ import { createHash } from "node:crypto";
 import { closeSync, fstatSync, mkdirSync, openSync, type Stats, statSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AuditRecord } from "./audit.ts";
-import type { ExtraRoute } from "./server.ts";
 import { requestTarget } from "./target.ts";
+import type { ExtraRoute } from "./types.ts";
 
 export const BLOB_METHODS = ["POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;

@@ -5,7 +5,7 @@
  * Invariants: catalog, gate and execution read the same registry at each call; `execute` gets an
  * `undefined` context so the gate applies Main's settings; a failed TUI emit never alters a result.
  */
-import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "./server.ts";
+import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "./types.ts";
 
 export interface HostToolResult {
 	content?: unknown[];

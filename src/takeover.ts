@@ -6,7 +6,7 @@
  * what arming did and names on stderr what could not come back; nothing is persisted.
  */
 import type { AuditRecord } from "./audit.ts";
-import type { ExtraRoute } from "./server.ts";
+import type { ExtraRoute } from "./types.ts";
 
 export const DENY_API = "a2a-deny-api";
 export const DENY_MESSAGE = "a2a-bridge takeover: host inference is disabled";

@@ -1,0 +1,35 @@
+import type { ErrorKind } from "./errors.ts";
+
+export type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: ErrorKind };
+
+/**
+ * Reads at most `max` bytes. Content-Length is trusted only without Transfer-Encoding
+ * (RFC 9112 §6.3); otherwise the stream is counted and dropped the moment it crosses the limit.
+ */
+export async function readBodyLimited(req: Request, max: number): Promise<BodyRead> {
+	const declared = req.headers.get("content-length");
+	if (declared !== null && req.headers.get("transfer-encoding") === null && Number(declared) > max) {
+		return { ok: false, kind: "body_too_large" };
+	}
+	if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
+	const reader = req.body.getReader();
+	const chunks: Uint8Array[] = [];
+	let total = 0;
+	for (;;) {
+		const { done, value } = await reader.read();
+		if (done) break;
+		total += value.byteLength;
+		if (total > max) {
+			await reader.cancel().catch(() => {});
+			return { ok: false, kind: "body_too_large" };
+		}
+		chunks.push(value);
+	}
+	const bytes = new Uint8Array(total);
+	let off = 0;
+	for (const c of chunks) {
+		bytes.set(c, off);
+		off += c.byteLength;
+	}
+	return { ok: true, bytes };
+}

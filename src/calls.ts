@@ -1,0 +1,165 @@
+/**
+ * The life of a `tools/call` (contract §6.4): the in-flight table (bounded, keyed by session and
+ * request id), the two audit records around the tool run, the JSON or SSE response, and
+ * cancellation. A cancelled call is answered at once; the tool's own abort stops the work.
+ */
+import { describe } from "./describe.ts";
+import { ERRORS, type RpcId, rpcError, rpcResult } from "./errors.ts";
+import { acceptsEventStream, openSseCall, type ProgressToken, type SseCall, type SseTimings } from "./progress.ts";
+import type { BridgeDeps, InFlightCall, ToolCallOutcome } from "./types.ts";
+
+export const MAX_CALLS_IN_FLIGHT = 256;
+
+const callKey = (sid: string, id: RpcId): string => `${sid}\u0000${typeof id}:${String(id)}`;
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+export class CallTable {
+	readonly inFlight = new Map<string, InFlightCall>();
+	callsServed = 0;
+	readonly #deps: BridgeDeps;
+	readonly #now: () => number;
+	readonly #sse: SseTimings | undefined;
+
+	constructor(deps: BridgeDeps, sse?: SseTimings) {
+		this.#deps = deps;
+		this.#now = deps.now ?? Date.now;
+		this.#sse = sse;
+	}
+
+	hasCalls(sid: string): boolean {
+		for (const c of this.inFlight.values()) if (c.sid === sid) return true;
+		return false;
+	}
+
+	/** `notifications/cancelled`: unknown or finished ids are ignored. */
+	cancel(sid: string, requestId: RpcId): void {
+		const call = this.inFlight.get(callKey(sid, requestId));
+		if (call) abort(call);
+	}
+
+	cancelSession(sid: string): void {
+		for (const call of this.inFlight.values()) if (call.sid === sid) abort(call);
+	}
+
+	cancelAll(): void {
+		for (const call of this.inFlight.values()) abort(call);
+	}
+
+	async start(
+		id: RpcId,
+		params: Record<string, unknown> | undefined,
+		sid: string,
+		accept: string | null,
+	): Promise<Response> {
+		const name = params?.name;
+		const args = params && "arguments" in params ? params.arguments : {};
+		if (typeof name !== "string" || !isRecord(args)) return rpcError("invalid_params", id);
+		const key = callKey(sid, id);
+		if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT || this.inFlight.has(key)) {
+			return rpcError(this.inFlight.has(key) ? "invalid_request" : "server_busy", id);
+		}
+		const call: InFlightCall = {
+			id: crypto.randomUUID(),
+			sid,
+			tool: name,
+			startedAt: this.#now(),
+			controller: new AbortController(),
+			cancelled: false,
+		};
+		this.inFlight.set(key, call);
+		const token = progressTokenOf(params);
+		const sse = token !== null && acceptsEventStream(accept) ? openSseCall(token, this.#sse) : null;
+		const run = this.#run(call, key, args, sse);
+		if (sse === null) {
+			const outcome = await run;
+			if (outcome === null) return rpcError("request_cancelled", id);
+			return rpcResult(id, { content: outcome.content, isError: outcome.isError });
+		}
+		run.then(
+			outcome =>
+				sse.finish(
+					outcome === null
+						? null
+						: { jsonrpc: "2.0", id, result: { content: outcome.content, isError: outcome.isError } },
+				),
+			err => {
+				this.#deps.log(`a2a-bridge: internal error in tools/call '${name}': ${describe(err)}`);
+				const { code, message } = ERRORS.internal_error;
+				return sse.finish({ jsonrpc: "2.0", id, error: { code, message } });
+			},
+		);
+		return sse.response;
+	}
+
+	/** Runs one call between its two audit records; resolves null when the call was cancelled. */
+	async #run(
+		call: InFlightCall,
+		key: string,
+		args: Record<string, unknown>,
+		sse: SseCall | null,
+	): Promise<ToolCallOutcome | null> {
+		const record = { id: call.id, sid: call.sid, tool: call.tool, args };
+		try {
+			await this.#deps.audit?.start(record);
+			let outcome: ToolCallOutcome | null;
+			try {
+				const work = this.#deps.callTool({
+					callId: call.id,
+					name: call.tool,
+					args,
+					signal: call.controller.signal,
+					sid: call.sid,
+					...(sse
+						? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() }
+						: {}),
+				});
+				outcome = await raceAbort(work, call.controller.signal);
+			} catch (err) {
+				// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
+				await this.#deps.audit?.done({ ...record, isError: true });
+				throw err;
+			}
+			await this.#deps.audit?.done({
+				...record,
+				isError: outcome === null || outcome.isError,
+				...(call.cancelled ? { cancelled: true } : {}),
+			});
+			this.callsServed++;
+			return outcome;
+		} finally {
+			this.inFlight.delete(key);
+		}
+	}
+}
+
+function abort(call: InFlightCall): void {
+	call.cancelled = true;
+	call.controller.abort(new Error("request cancelled"));
+}
+
+function progressTokenOf(params: Record<string, unknown> | undefined): ProgressToken | null {
+	const meta = params?._meta;
+	if (!isRecord(meta)) return null;
+	const t = meta.progressToken;
+	return typeof t === "string" || (typeof t === "number" && Number.isFinite(t)) ? t : null;
+}
+
+/** Resolves with the promise's value, or null as soon as the signal aborts (the work may go on). */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T | null> {
+	if (signal.aborted) return Promise.resolve(null);
+	return new Promise<T | null>((resolve, reject) => {
+		const onAbort = () => resolve(null);
+		signal.addEventListener("abort", onAbort, { once: true });
+		work.then(
+			v => {
+				signal.removeEventListener("abort", onAbort);
+				resolve(signal.aborted ? null : v);
+			},
+			e => {
+				signal.removeEventListener("abort", onAbort);
+				if (signal.aborted) resolve(null);
+				else reject(e);
+			},
+		);
+	});
+}

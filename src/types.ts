@@ -1,0 +1,85 @@
+/**
+ * The types the request pipeline shares with the host adapter and the feature routes. Types only:
+ * any module may import them without pulling in the server.
+ */
+import type { SseTimings } from "./progress.ts";
+
+export type ContentBlock =
+	| { type: "text"; text: string }
+	| { type: "image"; data: string; mimeType: string }
+	| Record<string, unknown>;
+
+export interface McpTool {
+	name: string;
+	description: string;
+	inputSchema: Record<string, unknown>;
+	annotations?: Record<string, boolean>;
+}
+
+export interface ToolCallOutcome {
+	content: ContentBlock[];
+	isError: boolean;
+}
+
+export interface ToolCallRequest {
+	callId: string;
+	name: string;
+	args: Record<string, unknown>;
+	signal: AbortSignal;
+	sid: string;
+	/** Present in SSE mode: the call's cumulative output so far. */
+	onProgress?: (text: string) => void;
+	/** Present in SSE mode: the host backgrounded the call and stopped forwarding output. */
+	onBackgrounded?: () => void;
+}
+
+/** Audit seam: `start` is awaited before the tool runs, `done` before the response goes out. */
+export interface CallAudit {
+	start(call: { id: string; sid: string; tool: string; args: unknown }): Promise<void>;
+	done(call: {
+		id: string;
+		sid: string;
+		tool: string;
+		args: unknown;
+		isError: boolean;
+		cancelled?: boolean;
+	}): Promise<void>;
+}
+
+export interface BridgeDeps {
+	version: string;
+	instructions: string;
+	listTools(): McpTool[];
+	callTool(req: ToolCallRequest): Promise<ToolCallOutcome>;
+	audit?: CallAudit;
+	/** One line to host stderr (never stdout: that is the host's rpc channel). */
+	log(line: string): void;
+	now?: () => number;
+}
+
+/** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
+export interface ExtraRoute {
+	methods: readonly string[];
+	handle(req: Request, ctx: { sid: string | null }): Promise<Response>;
+}
+
+export interface ServerOptions {
+	token: string;
+	bindHost: string;
+	isLoopbackBind: boolean;
+	allowedOrigins: readonly string[];
+	routes?: Record<string, ExtraRoute>;
+	/** SSE timing overrides (tests only). */
+	sse?: SseTimings;
+	/** Idle TTL override (tests only; the default is SESSION_TTL_MS). */
+	sessionTtlMs?: number;
+}
+
+export interface InFlightCall {
+	id: string;
+	sid: string;
+	tool: string;
+	startedAt: number;
+	controller: AbortController;
+	cancelled: boolean;
+}
