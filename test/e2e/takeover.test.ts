@@ -186,6 +186,16 @@ describe("POST /host-llm", () => {
 		expect(fake.requests.length).toBe(1);
 	}, 60_000);
 
+	test("rpc new_session while denied -> the new session is denied too; sink stays at 0", async () => {
+		const { h, fake } = await boot({ deny: true });
+		const id = crypto.randomUUID();
+		h.send({ type: "new_session", id });
+		expect((await h.waitFrame(f => f.type === "response" && f.id === id)).success).toBe(true);
+		expectDeniedTurn(await prompt(h));
+		expect((await hostLlm(h)).json).toMatchObject({ enabled: false, degraded: false });
+		expect(fake.requests.length).toBe(0);
+	}, 60_000);
+
 	test("bad bodies -> 400 naming the field; state and audit untouched", async () => {
 		const { h } = await boot();
 		for (const body of ["{}", '{"enabled":"false"}', "[]", "null", "not json", '{"enabled":0}']) {
@@ -264,6 +274,7 @@ describe("subagents", () => {
 		// The spawn cleared the extension's own registrations; the deny API is not one of them.
 		expectDeniedTurn(await prompt(h));
 		expect((await hostLlm(h)).json).toMatchObject({ enabled: false, degraded: false });
+		expect((await probe(h)).anthropicApis).toEqual(["a2a-deny-api"]);
 		expect(fake.requests.length).toBe(0);
 		process.stderr.write(`[takeover e2e] subagent tripwire refusals: ${trips(h)}\n`);
 	}, 60_000);
