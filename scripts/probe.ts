@@ -1,0 +1,75 @@
+/**
+ * One real MCP round trip against a running bridge: initialize, tools/list, then tools/call `bash`
+ * with an `echo`. Exit 0 only when the echo came back. The token comes from `A2A_BRIDGE_TOKEN` or the
+ * bridge config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json), never from the command line,
+ * so it does not show up in `ps`.
+ */
+import { readFileSync } from "node:fs";
+import { defaultConfigPath } from "../src/config.ts";
+
+/** Long enough for someone to answer an approval prompt on the host's terminal. */
+const CALL_TIMEOUT_MS = 5 * 60_000;
+
+function token(): string {
+	const fromEnv = process.env.A2A_BRIDGE_TOKEN;
+	if (fromEnv) return fromEnv;
+	const path = defaultConfigPath();
+	const parsed = JSON.parse(readFileSync(path, "utf8")) as { token?: unknown };
+	if (typeof parsed.token !== "string") throw new Error(`${path} has no token`);
+	return parsed.token;
+}
+
+async function rpc(url: string, headers: Record<string, string>, method: string, params: unknown, id: number) {
+	const res = await fetch(url, {
+		method: "POST",
+		headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+		body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+		signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+	});
+	const text = await res.text();
+	// The bridge may answer as SSE; the JSON-RPC response is the last `data:` line.
+	const json = text.startsWith("{")
+		? text
+		: (text
+				.match(/^data: (.*)$/gm)
+				?.pop()
+				?.slice(6) ?? "");
+	if (res.status !== 200) throw new Error(`${method}: HTTP ${res.status} ${text.slice(0, 300)}`);
+	const body = JSON.parse(json) as { result?: Record<string, unknown>; error?: { message: string } };
+	if (body.error) throw new Error(`${method}: ${body.error.message}`);
+	return { result: body.result ?? {}, sid: res.headers.get("mcp-session-id") };
+}
+
+async function main(): Promise<number> {
+	const url = process.argv[2];
+	if (!url || !/^https?:\/\//.test(url)) {
+		process.stderr.write("usage: bun scripts/probe.ts <bridge URL, e.g. http://127.0.0.1:8765/>\n");
+		return 2;
+	}
+	const auth = { authorization: `Bearer ${token()}` };
+	const init = await rpc(
+		url,
+		auth,
+		"initialize",
+		{ protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "a2a-probe", version: "0" } },
+		0,
+	);
+	const server = init.result.serverInfo as { name?: string; version?: string } | undefined;
+	console.log(`probe: initialize ok (${init.result.protocolVersion}, ${server?.name} ${server?.version})`);
+	const headers = { ...auth, ...(init.sid ? { "mcp-session-id": init.sid } : {}) };
+	const list = await rpc(url, headers, "tools/list", {}, 1);
+	console.log(`probe: tools/list: ${(list.result.tools as unknown[] | undefined)?.length ?? 0} tools`);
+	const marker = `a2a-probe-${process.pid}`;
+	const call = await rpc(url, headers, "tools/call", { name: "bash", arguments: { command: `echo ${marker}` } }, 2);
+	const text = ((call.result.content as Array<{ text?: string }> | undefined) ?? []).map(c => c.text ?? "").join("");
+	console.log(`probe: tools/call bash "echo ${marker}" -> ${call.result.isError ? "error: " : ""}${text.trim()}`);
+	return !call.result.isError && text.includes(marker) ? 0 : 1;
+}
+
+main().then(
+	code => process.exit(code),
+	err => {
+		process.stderr.write(`probe: ${err instanceof Error ? err.message : String(err)}\n`);
+		process.exit(1);
+	},
+);
