@@ -5,7 +5,6 @@
  * the next is read, so memory does not grow with the size; every request leaves one audit record with
  * `{path, offset, bytes}`, never contents. A leaf: it knows `node:fs` and HTTP, not the host.
  */
-import { createHash } from "node:crypto";
 import { closeSync, fstatSync, mkdirSync, openSync, type Stats, statSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AuditRecord } from "./audit.ts";
@@ -253,7 +252,7 @@ async function append(
 	at: number,
 	ctx: Ctx,
 ): Promise<Response> {
-	const hash = createHash("sha256");
+	const hash = new Bun.CryptoHasher("sha256");
 	let landed = 0;
 	let stop: { code: "write_failed" | "client_disconnected"; why: string } | null = null;
 	for (let bytes: Uint8Array | undefined = first; bytes; ) {

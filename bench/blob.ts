@@ -1,0 +1,177 @@
+/**
+ * `/blob` throughput and memory (issue 5, point 6). In one run: 1 GiB up and down through the bridge
+ * inside a real host, the same through a bare Bun server with no logic (the ceiling of HTTP here),
+ * and a plain local file copy for context. Prints MB/s (10^6 bytes/s), the bridge/bare ratios and the
+ * host's VmHWM growth. Targets: ≥ 0.85 × bare both ways, ≤ 64 MiB growth. Env: BLOB_BENCH_MIB
+ * (size, default 1024), BLOB_BENCH_ROUNDS (default 3; the best round of each is reported).
+ */
+import { createHash } from "node:crypto";
+import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "bun";
+import { Host } from "../test/helpers/host.ts";
+
+const MIB = 1024 * 1024;
+const SIZE_MIB = Number(process.env.BLOB_BENCH_MIB ?? 1024);
+const ROUNDS = Number(process.env.BLOB_BENCH_ROUNDS ?? 3);
+const SIZE = SIZE_MIB * MIB;
+const TARGET_RATIO = 0.85;
+const TARGET_GROWTH_MIB = 64;
+
+const mbps = (bytes: number, ms: number): number => bytes / 1e6 / (ms / 1000);
+const vmHwmKiB = (pid: number): number => {
+	const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+	if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
+	return Number(m[1]);
+};
+
+async function sha256File(path: string): Promise<string> {
+	const h = createHash("sha256");
+	for await (const chunk of Bun.file(path).stream()) h.update(chunk);
+	return h.digest("hex");
+}
+
+function makeSource(path: string): void {
+	const fd = openSync(path, "w");
+	const block = new Uint8Array(MIB);
+	try {
+		for (let i = 0; i < SIZE_MIB; i++) {
+			for (let off = 0; off < MIB; off += 65536) crypto.getRandomValues(block.subarray(off, off + 65536));
+			writeSync(fd, block);
+		}
+	} finally {
+		closeSync(fd);
+	}
+}
+
+async function timeUpload(url: string, src: string, headers: Record<string, string>): Promise<number> {
+	const t0 = performance.now();
+	const res = await fetch(url, { method: "POST", body: Bun.file(src), headers });
+	const text = await res.text();
+	const ms = performance.now() - t0;
+	if (res.status !== 200) throw new Error(`upload to ${url} -> ${res.status} ${text}`);
+	return ms;
+}
+
+async function timeDownload(url: string, headers: Record<string, string>): Promise<number> {
+	const t0 = performance.now();
+	const res = await fetch(url, { headers });
+	let n = 0;
+	for await (const chunk of res.body ?? []) n += chunk.byteLength;
+	const ms = performance.now() - t0;
+	if (res.status !== 200 || n !== SIZE) throw new Error(`download from ${url} -> ${res.status}, ${n} bytes`);
+	return ms;
+}
+
+async function startBare(): Promise<{ port: number; stop(): Promise<void> }> {
+	const proc = spawn({
+		cmd: [process.execPath, join(import.meta.dir, "blob-bare-server.ts")],
+		stdout: "pipe",
+		stderr: "inherit",
+	});
+	const reader = proc.stdout.getReader();
+	let text = "";
+	while (!text.includes("\n")) {
+		const { done, value } = await reader.read();
+		if (done) throw new Error("bare server exited before printing its port");
+		text += new TextDecoder().decode(value);
+	}
+	reader.releaseLock();
+	return {
+		port: Number(text.trim()),
+		stop: async () => {
+			proc.kill("SIGTERM");
+			await proc.exited;
+		},
+	};
+}
+
+interface Best {
+	up: number;
+	down: number;
+}
+
+export async function runBlobBench(): Promise<void> {
+	const dir = mkdtempSync(join(tmpdir(), "blob-bench-"));
+	const src = join(dir, "source.bin");
+	let host: Host | undefined;
+	let bare: Awaited<ReturnType<typeof startBare>> | undefined;
+	try {
+		console.log(`blob bench: ${SIZE_MIB} MiB, ${ROUNDS} rounds, best round reported`);
+		makeSource(src);
+		const srcSha = await sha256File(src);
+		let copyMs = Infinity;
+		for (let r = 0; r < ROUNDS; r++) {
+			const t0 = performance.now();
+			copyFileSync(src, join(dir, "copy.bin"));
+			copyMs = Math.min(copyMs, performance.now() - t0);
+			rmSync(join(dir, "copy.bin"));
+		}
+		host = await Host.start();
+		bare = await startBare();
+		const auth = { authorization: `Bearer ${host.token}` };
+		const hwmBefore = vmHwmKiB(host.proc.pid);
+		const best: Record<"bridge" | "bare-sync" | "bare-bunwrite", Best> = {
+			bridge: { up: Infinity, down: Infinity },
+			"bare-sync": { up: Infinity, down: Infinity },
+			"bare-bunwrite": { up: Infinity, down: Infinity },
+		};
+		for (let r = 0; r < ROUNDS; r++) {
+			// Interleaved so that load from elsewhere on the machine hits every contender alike.
+			for (const who of Object.keys(best) as Array<keyof typeof best>) {
+				const dst = join(dir, `${who}-${r}.bin`);
+				const q = `path=${encodeURIComponent(dst)}`;
+				const base =
+					who === "bridge"
+						? `${host.url}blob?${q}`
+						: `http://127.0.0.1:${bare.port}/${who === "bare-sync" ? "sync" : "bunwrite"}?${q}`;
+				const headers = who === "bridge" ? auth : {};
+				const up = await timeUpload(base, src, headers);
+				if (statSync(dst).size !== SIZE || (r === 0 && (await sha256File(dst)) !== srcSha)) {
+					throw new Error(`${who}: uploaded file differs from the source`);
+				}
+				const down = await timeDownload(base, headers);
+				best[who] = { up: Math.min(best[who].up, up), down: Math.min(best[who].down, down) };
+				rmSync(dst);
+			}
+		}
+		const hwmAfter = vmHwmKiB(host.proc.pid);
+		const ceiling: Best = {
+			up: Math.min(best["bare-sync"].up, best["bare-bunwrite"].up),
+			down: Math.min(best["bare-sync"].down, best["bare-bunwrite"].down),
+		};
+		const row = (name: string, up: string, down: string) =>
+			`| ${name.padEnd(34)} | ${up.padStart(9)} | ${down.padStart(9)} |`;
+		const fmt = (ms: number) => (Number.isFinite(ms) ? mbps(SIZE, ms).toFixed(0) : "-");
+		const ratio = (ms: number, ceilingMs: number) => ceilingMs / ms;
+		const upRatio = ratio(best.bridge.up, ceiling.up);
+		const downRatio = ratio(best.bridge.down, ceiling.down);
+		const growthMiB = (hwmAfter - hwmBefore) / 1024;
+		console.log("");
+		console.log(row("path (MB/s, best round)", "upload", "download"));
+		console.log(`|${"-".repeat(36)}|${"-".repeat(11)}|${"-".repeat(11)}|`);
+		console.log(row("bridge /blob (in the omp host)", fmt(best.bridge.up), fmt(best.bridge.down)));
+		console.log(row("bare Bun server, writeSync per chunk", fmt(best["bare-sync"].up), fmt(best["bare-sync"].down)));
+		console.log(row("bare Bun server, Bun.write(req)", fmt(best["bare-bunwrite"].up), fmt(best["bare-bunwrite"].down)));
+		console.log(row("local file copy (copyFileSync)", fmt(copyMs), "-"));
+		console.log(row("bridge / best bare", upRatio.toFixed(2), downRatio.toFixed(2)));
+		console.log("");
+		console.log(
+			`host VmHWM: ${(hwmBefore / 1024).toFixed(1)} MiB before, ${(hwmAfter / 1024).toFixed(1)} MiB after, growth ${growthMiB.toFixed(1)} MiB over ${ROUNDS} round(s)`,
+		);
+		const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
+		console.log(
+			`targets: upload ≥ ${TARGET_RATIO} × bare ${verdict(upRatio >= TARGET_RATIO)}, download ≥ ${TARGET_RATIO} × bare ${verdict(downRatio >= TARGET_RATIO)}, growth ≤ ${TARGET_GROWTH_MIB} MiB ${verdict(growthMiB <= TARGET_GROWTH_MIB)}`,
+		);
+	} finally {
+		await bare?.stop();
+		if (host) {
+			await host.stop();
+			host.cleanup();
+		}
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+if (import.meta.main) await runBlobBench();

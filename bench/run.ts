@@ -1,0 +1,9 @@
+/** `bun run bench`: runs each benchmark in turn. Benchmarks are not tests: they print, they do not assert. */
+import { runBlobBench } from "./blob.ts";
+
+const BENCHMARKS: Array<[string, () => Promise<void>]> = [["blob", runBlobBench]];
+
+for (const [name, run] of BENCHMARKS) {
+	console.log(`== ${name}`);
+	await run();
+}
