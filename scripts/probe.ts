@@ -62,7 +62,8 @@ async function main(): Promise<number> {
 	const marker = `a2a-probe-${process.pid}`;
 	const call = await rpc(url, headers, "tools/call", { name: "bash", arguments: { command: `echo ${marker}` } }, 2);
 	const text = ((call.result.content as Array<{ text?: string }> | undefined) ?? []).map(c => c.text ?? "").join("");
-	console.log(`probe: tools/call bash "echo ${marker}" -> ${call.result.isError ? "error: " : ""}${text.trim()}`);
+	const first = text.trim().split("\n")[0];
+	console.log(`probe: tools/call bash "echo ${marker}" -> ${call.result.isError ? "error: " : ""}${first}`);
 	return !call.result.isError && text.includes(marker) ? 0 : 1;
 }
 
