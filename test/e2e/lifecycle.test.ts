@@ -3,7 +3,7 @@
  * endpoint per process across a subagent, token rotation, /a2a commands, graceful release.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { modelsYml, startFakeModel } from "../helpers/fake-model.ts";
 import { callTool, canConnect, freePort, Host, openSession, rpcPost } from "../helpers/host.ts";
@@ -85,6 +85,8 @@ describe("config", () => {
 			const msg = await waitNotify(h, m => m.startsWith("A2A bridge not started"));
 			expect(msg).toContain(h.configPath);
 			expect(msg).toContain(`field '${field}'`);
+			// stderr is read on its own stream: it may trail the rpc frame by a moment under load.
+			for (let i = 0; i < 50 && !h.stderr.includes(`field '${field}'`); i++) await Bun.sleep(100);
 			expect(h.stderr).toContain(`field '${field}'`);
 			expect(await canConnect(port)).toBe(false);
 			expect(readFileSync(h.configPath, "utf8")).toBe(raw);
@@ -137,7 +139,8 @@ describe("binding", () => {
 		});
 		const sid = await openSession(h);
 		const spawned = await callTool(h, sid, "task", { context: "test", tasks: [{ task: "say hi" }] });
-		expect(JSON.stringify(spawned.body)).toContain("Spawned agent");
+		// A fast subagent may finish before the task tool returns; either way a child binding ran.
+		expect(JSON.stringify(spawned.body)).toMatch(/Spawned agent|task-result/);
 		const deadline = Date.now() + 30_000;
 		while (!h.stderr.includes("PROBE session_shutdown mode=print") && Date.now() < deadline) await Bun.sleep(100);
 		expect(h.stderr).toContain("PROBE session_start mode=print");
@@ -156,8 +159,11 @@ describe("binding", () => {
 	test("release is graceful: a call in flight at shutdown finishes, then the port is closed", async () => {
 		const h = await boot();
 		const sid = await openSession(h);
-		const pending = callTool(h, sid, "bash", { command: "sleep 1; echo graceful-done" });
-		await Bun.sleep(300);
+		// Shorter than the 1.5 s release grace even on a loaded machine.
+		const pending = callTool(h, sid, "bash", { command: "sleep 0.4; echo graceful-done" });
+		// Close stdin only once the call is in flight (its start record is on disk).
+		const started = () => existsSync(h.auditPath) && readFileSync(h.auditPath, "utf8").includes("graceful-done");
+		for (let i = 0; i < 100 && !started(); i++) await Bun.sleep(20);
 		h.proc.stdin.end();
 		const r = await pending;
 		expect(r.status).toBe(200);
