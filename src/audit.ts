@@ -5,7 +5,7 @@
  * creation; arguments are redacted before they are serialized; the token never reaches the file.
  */
 import { createHash } from "node:crypto";
-import { closeSync, openSync, renameSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CallAudit } from "./types.ts";
@@ -91,6 +91,17 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 	const now = opts.now ?? (() => new Date());
 	let size: number | null = null;
 	let failed = 0;
+	// The file stays open between records; it is reopened after rotation, after a failure, and when
+	// someone removed or replaced it (fstat shows no links), so records never go to a lost inode.
+	let fd: number | null = null;
+	const close = (): void => {
+		if (fd !== null) {
+			try {
+				closeSync(fd);
+			} catch {}
+			fd = null;
+		}
+	};
 
 	const rotate = (): void => {
 		for (let g = AUDIT_GENERATIONS - 1; g >= 1; g--) {
@@ -100,27 +111,24 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 				// A missing generation is normal until the log has rotated that often.
 			}
 		}
+		close();
 		renameSync(opts.path, `${opts.path}.1`);
 		size = 0;
 	};
 
 	const append = (line: string): void => {
-		if (size === null) {
-			try {
-				size = statSync(opts.path).size;
-			} catch {
-				size = 0;
-			}
+		if (fd !== null && fstatSync(fd).nlink === 0) close();
+		if (fd === null) {
+			fd = openSync(opts.path, "a", 0o600);
+			size = fstatSync(fd).size;
 		}
 		const bytes = Buffer.byteLength(line);
-		if (size > 0 && size + bytes > maxBytes) rotate();
-		const fd = openSync(opts.path, "a", 0o600);
-		try {
-			writeSync(fd, line);
-		} finally {
-			closeSync(fd);
+		if (size !== null && size > 0 && size + bytes > maxBytes) {
+			rotate();
+			fd = openSync(opts.path, "a", 0o600);
 		}
-		size += bytes;
+		writeSync(fd, line);
+		size = (size ?? 0) + bytes;
 	};
 
 	const write = (record: AuditRecord): void => {
@@ -132,6 +140,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		try {
 			append(line);
 		} catch (err) {
+			close();
 			size = null;
 			failed++;
 			if (failed === 1 || failed % FAILURE_LOG_EVERY === 0) {
@@ -158,6 +167,6 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 				}),
 		},
 		failures: () => failed,
-		flush: async () => {},
+		flush: async () => close(),
 	};
 }

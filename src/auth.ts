@@ -18,8 +18,15 @@ export function parseBearer(header: string | null): BearerParse {
 
 const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest();
 
+// The expected token changes only on rotation: its digest is computed once per value.
+let expectedCache: { token: string; digest: Buffer } | null = null;
+const expectedDigest = (token: string): Buffer => {
+	if (expectedCache?.token !== token) expectedCache = { token, digest: digest(token) };
+	return expectedCache.digest;
+};
+
 export function tokensEqual(presented: string, expected: string): boolean {
-	return timingSafeEqual(digest(presented), digest(expected));
+	return timingSafeEqual(digest(presented), expectedDigest(expected));
 }
 
 /** Short non-secret fingerprint, used to bind sessions to the token that created them. */

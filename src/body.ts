@@ -12,6 +12,12 @@ export async function readBodyLimited(req: Request, max: number): Promise<BodyRe
 		return { ok: false, kind: "body_too_large" };
 	}
 	if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
+	// A declared length within the limit lets the runtime read the body in one piece (the fast path);
+	// the runtime itself stops at the declared length, so the limit still holds.
+	if (declared !== null && req.headers.get("transfer-encoding") === null) {
+		const bytes = new Uint8Array(await req.arrayBuffer());
+		return bytes.byteLength > max ? { ok: false, kind: "body_too_large" } : { ok: true, bytes };
+	}
 	const reader = req.body.getReader();
 	const chunks: Uint8Array[] = [];
 	let total = 0;

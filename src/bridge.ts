@@ -206,12 +206,15 @@ export class HostBridge {
 		return schema;
 	}
 
+	/** UI events leave the call's path: they run after the current I/O turn, in the order emitted. */
 	#emit(main: HostSession, event: Record<string, unknown>): void {
-		try {
-			main.agent?.emitExternalEvent?.(event);
-		} catch (err) {
-			this.#host.log(`a2a-bridge: could not show ${String(event.type)} in the host UI (${errorText(err)})`);
-		}
+		setImmediate(() => {
+			try {
+				main.agent?.emitExternalEvent?.(event);
+			} catch (err) {
+				this.#host.log(`a2a-bridge: could not show ${String(event.type)} in the host UI (${errorText(err)})`);
+			}
+		});
 	}
 }
 

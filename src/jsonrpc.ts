@@ -14,10 +14,12 @@ export type EnvelopeParse = { ok: true; value: Envelope } | { ok: false; id: Rpc
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is RpcId => typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Decodes UTF-8 strictly and parses JSON; undefined on any failure (the caller answers -32700). */
 export function parseJsonBody(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
 	try {
-		const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+		const text = UTF8.decode(bytes);
 		return { ok: true, value: JSON.parse(text) };
 	} catch {
 		return { ok: false };

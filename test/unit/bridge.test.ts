@@ -346,6 +346,8 @@ describe("HostBridge.callTool", () => {
 		const { tool } = fakeTool("read", {}, { content: [{ type: "text", text: "ok" }] });
 		const f = fakeHost({ tools: [tool] });
 		await new HostBridge(f.host).callTool(callReq("read", { path: "/a" }));
+		// UI events run after the current I/O turn, off the call's path.
+		await new Promise(r => setImmediate(r));
 		expect(f.events.map(e => [e.type, e.toolCallId, e.toolName])).toEqual([
 			["tool_execution_start", "call-1", "read"],
 			["tool_execution_end", "call-1", "read"],
@@ -365,6 +367,7 @@ describe("HostBridge.callTool", () => {
 		});
 		const out = await new HostBridge(f.host).callTool(callReq("read"));
 		expect(out).toEqual({ content: [{ type: "text", text: "ok" }], isError: false });
+		await new Promise(r => setImmediate(r));
 		expect(f.logs.length).toBe(2);
 		expect(f.logs[0]).toContain("tui gone");
 	});
