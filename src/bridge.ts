@@ -58,6 +58,7 @@ export const MAIN_UNAVAILABLE = "main session not available";
 export const notExposed = (name: string): string => `tool '${name}' is not exposed by this bridge`;
 
 const FALLBACK_SCHEMA = { type: "object" } as const;
+export const LIST_CACHE_MS = 1000;
 
 /** MCP annotations from the host tier for empty arguments; nothing when the tool declares no tier. */
 export function annotationsFor(approval: unknown): Record<string, boolean> | undefined {
@@ -104,20 +105,45 @@ export function errorText(err: unknown): string {
 export class HostBridge {
 	readonly #host: HostAccess;
 	readonly #schemas = new WeakMap<object, Record<string, unknown>>();
+	#listCache: {
+		at: number;
+		names: string[];
+		tools: Array<HostTool | undefined>;
+		params: unknown[];
+		list: McpTool[];
+	} | null = null;
 
 	constructor(host: HostAccess) {
 		this.#host = host;
 	}
 
+	/**
+	 * The registry's names are read at every call; the host recomputes descriptions on each read
+	 * (about 0.5 ms for the built-ins), so the described list is reused for LIST_CACHE_MS while
+	 * the same tool objects, with the same parameters, are registered under the same names.
+	 */
 	listTools(): McpTool[] {
 		const main = this.#host.mainSession();
 		if (main === null) return this.#host.fallbackTools().map(t => this.#describe(t, undefined));
-		const out: McpTool[] = [];
-		for (const name of main.getAllToolNames()) {
-			const tool = main.getToolByName(name);
-			if (tool) out.push(this.#describe({ ...pick(tool), name }, tool.approval));
+		const names = main.getAllToolNames();
+		const tools = names.map(name => main.getToolByName(name));
+		const now = Date.now();
+		const hit = this.#listCache;
+		if (
+			hit &&
+			now - hit.at < LIST_CACHE_MS &&
+			hit.names.length === names.length &&
+			hit.names.every((n, i) => n === names[i] && hit.tools[i] === tools[i] && hit.params[i] === tools[i]?.parameters)
+		) {
+			return hit.list;
 		}
-		return out;
+		const list: McpTool[] = [];
+		names.forEach((name, i) => {
+			const tool = tools[i];
+			if (tool) list.push(this.#describe({ ...pick(tool), name }, tool.approval));
+		});
+		this.#listCache = { at: now, names, tools, params: tools.map(t => t?.parameters), list };
+		return list;
 	}
 
 	async callTool(req: ToolCallRequest): Promise<ToolCallOutcome> {
