@@ -113,7 +113,7 @@ describe("progress and response modes", () => {
 		expect(progress.length).toBeLessThanOrEqual(Math.ceil(seconds * 4) + 1);
 		for (const e of progress)
 			expect(Buffer.byteLength((e.params as { message: string }).message)).toBeLessThanOrEqual(1024);
-		expect((progress.at(-1)?.params as { message: string }).message).toContain("last-line");
+		expect((progress.at(-1)?.params as { message?: string } | undefined)?.message).toContain("last-line");
 		const last = r.events.at(-1) as { id?: number; result?: { isError: boolean } };
 		expect(last.id).toBe(12);
 		expect(last.result?.isError).toBe(false);
