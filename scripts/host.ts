@@ -50,6 +50,7 @@ interface Omp {
 	stderr: string;
 	/** After the boot, omp's stderr goes straight to ours. */
 	relayStderr: boolean;
+	stderrClosed?: Promise<void>;
 	url?: string;
 	/** Sees each notification first during the boot; true means "consumed, do not print". */
 	onNotify?: (message: string) => boolean;
@@ -102,7 +103,7 @@ function handleFrames(omp: Omp, approver: Approver): void {
 			}
 		}
 	})().catch(err => warn(`a2a host: reading omp's output failed: ${err}`));
-	(async () => {
+	omp.stderrClosed = (async () => {
 		const decoder = new TextDecoder();
 		for await (const chunk of omp.proc.stderr) {
 			const text = decoder.decode(chunk, { stream: true });
@@ -167,7 +168,9 @@ function boot(omp: Omp): Promise<Boot> {
 			}
 			return false;
 		};
-		omp.proc.exited.then(code => {
+		omp.proc.exited.then(async code => {
+			// The exit can be seen before the last stderr chunk is read; the verdict is in that text.
+			await Promise.race([omp.stderrClosed, Bun.sleep(2000)]);
 			if (isNoModelFailure(omp.stderr)) finish({ kind: "no_model" });
 			else finish({ kind: "failed", message: `omp exited with code ${code} before the bridge started` });
 		});
