@@ -33,7 +33,7 @@ export function statusText(s: BridgeStatus): string {
 		`sessions: ${s.sessions}/${MAX_SESSIONS}`,
 		`calls served: ${s.callsServed}`,
 		`calls in flight: ${s.inFlight.length} ${calls === "none" ? "" : `— ${calls}`}`.trimEnd(),
-		`host_llm: ${s.takeover}`,
+		`host_llm=${s.takeover}`,
 		`audit: ${s.auditPath}`,
 	].join("\n");
 }

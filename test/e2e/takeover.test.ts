@@ -128,7 +128,7 @@ describe("host_llm deny from the config", () => {
 		const read = await callTool(h, sid, "read", { path: "note.txt" }, 2);
 		expect(JSON.stringify(read.body)).toContain("read-me-while-denied");
 		expect(fake.requests.length).toBe(0);
-		expect(await a2aStatus(h)).toContain("host_llm: deny");
+		expect(await a2aStatus(h)).toContain("host_llm=deny");
 		expect(await a2aStatus(h)).not.toContain("tripwire only");
 		const records = auditRecords(h);
 		expect(records.length).toBe(1);
@@ -165,7 +165,7 @@ describe("POST /host-llm", () => {
 			[sid, false, '{"enabled":false}'],
 			[sid, false, '{"enabled":true}'],
 		]);
-		expect(await a2aStatus(h)).toContain("host_llm: allow");
+		expect(await a2aStatus(h)).toContain("host_llm=allow");
 	}, 60_000);
 
 	test("Main's row replaced while denied -> degraded, tripwire alone keeps the sink at 0", async () => {
@@ -174,7 +174,7 @@ describe("POST /host-llm", () => {
 		h.send({ type: "set_model", id, provider: "placeholder", modelId: "placeholder/small" });
 		expect((await h.waitFrame(f => f.type === "response" && f.id === id)).success).toBe(true);
 		expect((await hostLlm(h)).json).toMatchObject({ enabled: false, degraded: true });
-		expect(await a2aStatus(h)).toContain("host_llm: deny (tripwire only)");
+		expect(await a2aStatus(h)).toContain("host_llm=deny (tripwire only)");
 		const frames = await prompt(h);
 		expect(assistantEnds(frames)[0]?.errorMessage).toContain(DENY_MESSAGE);
 		expect(frames.filter(f => f.type === "auto_retry_start")).toEqual([]);
@@ -234,7 +234,7 @@ describe("what the deny cannot cover", () => {
 		expect(p.anthropicApis).toEqual(["anthropic-messages"]);
 		expect(p.settings).toEqual(DEFAULTS);
 		expect(auditRecords(h).map(r => r.isError)).toEqual([true, true]);
-		expect(await a2aStatus(h)).toContain("host_llm: allow");
+		expect(await a2aStatus(h)).toContain("host_llm=allow");
 	}, 60_000);
 
 	test("a transport on a claimed provider -> armed; the claim outlasts the registry's start-up refresh; restored", async () => {

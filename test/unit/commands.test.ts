@@ -46,7 +46,7 @@ describe("statusText", () => {
 		expect(text).toContain("3/64");
 		expect(text).toContain("calls served: 17");
 		expect(text).toContain("calls in flight: 0");
-		expect(text).toContain("host_llm: allow");
+		expect(text).toContain("host_llm=allow");
 		expect(text).toContain("/home/u/.omp/agent/a2a-bridge.log");
 	});
 
@@ -63,7 +63,7 @@ describe("statusText", () => {
 		expect(text).toContain("calls in flight: 2");
 		expect(text).toContain("bash (65 s)");
 		expect(text).toContain("read (1 s)");
-		expect(text).toContain("host_llm: deny");
+		expect(text).toContain("host_llm=deny");
 	});
 
 	test("-> never the full token", () => {
