@@ -10,7 +10,7 @@ import { describe } from "./describe.ts";
 import { notFound, REALM, type RpcId, rpcError, rpcResult } from "./errors.ts";
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 import { type Session, SessionTable } from "./sessions.ts";
-import { requestTarget } from "./target.ts";
+import { requestPath } from "./target.ts";
 import type { BridgeDeps, InFlightCall, ServerOptions } from "./types.ts";
 
 export { readBodyLimited } from "./body.ts";
@@ -95,8 +95,7 @@ export class BridgeServer {
 	};
 
 	async #pipeline(req: Request): Promise<Response> {
-		const url = requestTarget(req.url);
-		const route = this.#route(url.pathname);
+		const route = this.#route(requestPath(req.url));
 		if (route === null) return notFound();
 		return (
 			this.#guardHostOrigin(req) ??
@@ -220,5 +219,5 @@ export class BridgeServer {
 }
 
 function safePath(url: string): string {
-	return requestTarget(url).pathname;
+	return requestPath(url);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { requestTarget } from "../../src/target.ts";
+import { requestPath, requestTarget } from "../../src/target.ts";
 
 describe("requestTarget", () => {
 	for (const [url, path, search] of [
@@ -14,6 +14,22 @@ describe("requestTarget", () => {
 			const t = requestTarget(url);
 			expect(t.pathname).toBe(path);
 			expect(t.search).toBe(search);
+		});
+	}
+});
+
+describe("requestPath", () => {
+	for (const [url, path] of [
+		["http://127.0.0.1:9/mcp", "/mcp"],
+		["http://127.0.0.1:9/blob?path=/x#frag", "/blob"],
+		["http://127.0.0.1:9", "/"],
+		["http://[::1/x?y", "/x"],
+		["http://h/a/../mcp", "/a/../mcp"],
+		["http://h/%6Dcp", "/%6Dcp"],
+		["garbage", "/"],
+	] as const) {
+		test(`${url} -> ${path} (raw, never normalized into another route)`, () => {
+			expect(requestPath(url)).toBe(path);
 		});
 	}
 });
