@@ -1,11 +1,21 @@
 /**
  * Raw bytes over HTTP (contract §7). `POST /blob` streams a request body to disk, `GET`/`HEAD` stream a
  * file back. Invariants: an upload never truncates and lands at the file's current end; one upload per
- * resolved path at a time, the lock released on every exit; each chunk is written synchronously before
- * the next is read, so memory does not grow with the size; every request leaves one audit record with
+ * resolved path at a time, the lock released on every exit; the body goes to the file as it arrives,
+ * never gathered in memory, so memory does not grow with the size; every request leaves one audit record with
  * `{path, offset, bytes}`, never contents. A leaf: it knows `node:fs` and HTTP, not the host.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, type Stats, statSync, writeSync } from "node:fs";
+import {
+	closeSync,
+	fstatSync,
+	mkdirSync,
+	openSync,
+	readSync,
+	rmdirSync,
+	type Stats,
+	statSync,
+	unlinkSync,
+} from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AuditRecord } from "./audit.ts";
 import { requestTarget } from "./target.ts";
@@ -13,6 +23,7 @@ import type { ExtraRoute } from "./types.ts";
 
 export const BLOB_METHODS = ["POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;
+const HASH_BUFFER_BYTES = 1024 * 1024;
 
 /** Each stable code and its HTTP status; docs/protocol.md carries the same table. */
 export const BLOB_ERRORS = {
@@ -176,7 +187,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 			}
 			uploading.add(path);
 			try {
-				return await upload(req.body, path, offset, ctx);
+				return await upload(req, path, offset, ctx);
 			} finally {
 				uploading.delete(path);
 			}
@@ -184,11 +195,6 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 	};
 }
 
-/** The part of a body reader the upload uses. */
-interface Reader {
-	read(): Promise<{ done: true; value?: Uint8Array } | { done: false; value: Uint8Array }>;
-	cancel(): Promise<void>;
-}
 const EMPTY_BODY = "the request body is empty: nothing to write";
 
 function statOrNull(path: string): Stats | null {
@@ -201,7 +207,8 @@ function statOrNull(path: string): Stats | null {
 }
 
 /** Checks `offset` against the size before and after opening, then appends chunk by chunk. */
-async function upload(body: ReadableStream<Uint8Array>, path: string, offset: number | null, ctx: Ctx) {
+/** Checks `offset` against the size before and after opening, then appends the body as it arrives. */
+async function upload(req: Request, path: string, offset: number | null, ctx: Ctx): Promise<Response> {
 	const { refuse } = ctx;
 	const mismatch = (size: number) =>
 		refuse(path, offset, "offset_mismatch", `offset ${offset} does not match the current size ${size} of ${path}`);
@@ -215,78 +222,76 @@ async function upload(body: ReadableStream<Uint8Array>, path: string, offset: nu
 	}
 	if (st?.isDirectory()) return refuse(path, offset, "is_directory", `${path} is a directory`);
 	if (offset !== null && offset !== (st?.size ?? 0)) return mismatch(st?.size ?? 0);
-	const reader: Reader = body.getReader();
-	let chunk: Awaited<ReturnType<typeof reader.read>>;
-	try {
-		// The first chunk is awaited before anything is created: an empty body touches nothing.
-		chunk = await reader.read();
-	} catch {
-		return refuse(path, offset, "client_disconnected", "client disconnected; 0 bytes landed");
-	}
-	if (chunk.done) return refuse(path, offset, "empty_body", EMPTY_BODY);
 	let fd: number;
+	let madeDir: string | undefined;
 	try {
-		mkdirSync(dirname(path), { recursive: true });
-		fd = openSync(path, "a");
+		madeDir = mkdirSync(dirname(path), { recursive: true });
+		fd = openSync(path, "a+");
 	} catch (err) {
-		await reader.cancel().catch(() => {});
 		return cannot(err);
 	}
 	try {
 		const at = fstatSync(fd).size;
-		if (offset !== null && offset !== at) {
-			await reader.cancel().catch(() => {});
-			return mismatch(at);
+		if (offset !== null && offset !== at) return mismatch(at);
+		const stop = await pipeBody(req, fd);
+		const landed = fstatSync(fd).size - at;
+		if (stop === null && landed === 0) {
+			// A chunked body that carried nothing: undo what this request created.
+			if (st === null) undoCreate(path, madeDir);
+			return refuse(path, offset, "empty_body", EMPTY_BODY);
 		}
-		return await append(fd, reader, chunk.value, path, at, ctx);
+		if (stop === null) {
+			ctx.note(path, at, landed);
+			return json({ path, offset: at, written: landed, size: at + landed, sha256: hashRange(fd, at, landed) }, 200);
+		}
+		const failed = stop.code === "write_failed";
+		const message = `${failed ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
+		if (failed) ctx.log(`a2a-bridge: blob ${message}`);
+		ctx.note(path, at, landed, failed ? message : "client disconnected");
+		return blobError(stop.code, message);
 	} finally {
 		closeSync(fd);
 	}
 }
 
-async function append(
-	fd: number,
-	reader: Reader,
-	first: Uint8Array,
-	path: string,
-	at: number,
-	ctx: Ctx,
-): Promise<Response> {
+type Stop = { code: "write_failed" | "client_disconnected"; why: string } | null;
+
+/**
+ * Bun pipes the body to the file natively: no chunk passes through the JS heap. Inside the host a JS
+ * chunk loop with `writeSync` let peak RSS grow past 100 MiB; this stayed flat (docs/performance.md).
+ */
+async function pipeBody(req: Request, fd: number): Promise<Stop> {
+	try {
+		await Bun.write(Bun.file(fd), req);
+		return null;
+	} catch (err) {
+		// File-system errors carry an errno code ("ENOSPC"); a dropped connection does not.
+		const code = errno(err);
+		if (typeof code === "string" && code.startsWith("E")) return { code: "write_failed", why: osReason(err) };
+		return { code: "client_disconnected", why: "client disconnected" };
+	}
+}
+
+/** SHA-256 of the bytes this request appended, read back through one reused buffer. */
+function hashRange(fd: number, start: number, length: number): string {
 	const hash = new Bun.CryptoHasher("sha256");
-	let landed = 0;
-	let stop: { code: "write_failed" | "client_disconnected"; why: string } | null = null;
-	for (let bytes: Uint8Array | undefined = first; bytes; ) {
-		try {
-			// Synchronous writes: the next chunk is not read until this one is with the OS.
-			for (let off = 0; off < bytes.byteLength; ) {
-				const n = writeSync(fd, bytes, off, bytes.byteLength - off);
-				hash.update(bytes.subarray(off, off + n));
-				off += n;
-				landed += n;
-			}
-		} catch (err) {
-			stop = { code: "write_failed", why: osReason(err) };
-			break;
-		}
-		try {
-			const next = await reader.read();
-			bytes = next.done ? undefined : next.value;
-		} catch {
-			stop = { code: "client_disconnected", why: "client disconnected" };
-			break;
-		}
+	const buf = new Uint8Array(Math.min(HASH_BUFFER_BYTES, Math.max(length, 1)));
+	for (let pos = start, end = start + length; pos < end; ) {
+		const n = readSync(fd, buf, 0, Math.min(buf.byteLength, end - pos), pos);
+		if (n === 0) break;
+		hash.update(buf.subarray(0, n));
+		pos += n;
 	}
-	if (stop === null) {
-		ctx.note(path, at, landed);
-		return json({ path, offset: at, written: landed, size: at + landed, sha256: hash.digest("hex") }, 200);
+	return hash.digest("hex");
+}
+
+function undoCreate(path: string, madeDir: string | undefined): void {
+	try {
+		unlinkSync(path);
+		for (let dir = dirname(path); madeDir && dir.length >= madeDir.length; dir = dirname(dir)) rmdirSync(dir);
+	} catch {
+		// Best effort: something else may have put files there meanwhile.
 	}
-	const message = `${stop.code === "write_failed" ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
-	if (stop.code === "write_failed") {
-		ctx.log(`a2a-bridge: blob ${message}`);
-		await reader.cancel().catch(() => {});
-	}
-	ctx.note(path, at, landed, stop.code === "write_failed" ? message : "client disconnected");
-	return blobError(stop.code, message);
 }
 
 function download(req: Request, path: string, { note, refuse }: Ctx): Response {
