@@ -15,6 +15,7 @@ import {
 	type Stats,
 	statSync,
 	unlinkSync,
+	writeSync,
 } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AuditRecord } from "./audit.ts";
@@ -233,8 +234,9 @@ async function upload(req: Request, path: string, offset: number | null, ctx: Ct
 	try {
 		const at = fstatSync(fd).size;
 		if (offset !== null && offset !== at) return mismatch(at);
-		const stop = await pipeBody(req, fd);
-		const landed = fstatSync(fd).size - at;
+		// A device or FIFO has no size to read back: it is written and hashed chunk by chunk instead.
+		const result = st === null || st.isFile() ? await pipeBody(req, fd, at) : await writeChunks(req, fd);
+		const { stop, landed } = result;
 		if (stop === null && landed === 0) {
 			// A chunked body that carried nothing: undo what this request created.
 			if (st === null) undoCreate(path, madeDir);
@@ -242,7 +244,8 @@ async function upload(req: Request, path: string, offset: number | null, ctx: Ct
 		}
 		if (stop === null) {
 			ctx.note(path, at, landed);
-			return json({ path, offset: at, written: landed, size: at + landed, sha256: hashRange(fd, at, landed) }, 200);
+			const size = fstatSync(fd).size;
+			return json({ path, offset: at, written: landed, size, sha256: result.sha256 ?? hashRange(fd, at, landed) }, 200);
 		}
 		const failed = stop.code === "write_failed";
 		const message = `${failed ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
@@ -255,21 +258,51 @@ async function upload(req: Request, path: string, offset: number | null, ctx: Ct
 }
 
 type Stop = { code: "write_failed" | "client_disconnected"; why: string } | null;
+interface Written {
+	stop: Stop;
+	landed: number;
+	/** Set when hashed on the way in; otherwise the appended range is read back. */
+	sha256?: string;
+}
+
+/** File-system errors carry an errno code ("ENOSPC"); a dropped connection does not. */
+function classify(err: unknown): Exclude<Stop, null> {
+	const code = errno(err);
+	if (typeof code === "string" && code.startsWith("E")) return { code: "write_failed", why: osReason(err) };
+	return { code: "client_disconnected", why: "client disconnected" };
+}
 
 /**
  * Bun pipes the body to the file natively: no chunk passes through the JS heap. Inside the host a JS
  * chunk loop with `writeSync` let peak RSS grow past 100 MiB; this stayed flat (docs/performance.md).
  */
-async function pipeBody(req: Request, fd: number): Promise<Stop> {
+async function pipeBody(req: Request, fd: number, at: number): Promise<Written> {
+	let stop: Stop = null;
 	try {
 		await Bun.write(Bun.file(fd), req);
-		return null;
 	} catch (err) {
-		// File-system errors carry an errno code ("ENOSPC"); a dropped connection does not.
-		const code = errno(err);
-		if (typeof code === "string" && code.startsWith("E")) return { code: "write_failed", why: osReason(err) };
-		return { code: "client_disconnected", why: "client disconnected" };
+		stop = classify(err);
 	}
+	return { stop, landed: fstatSync(fd).size - at };
+}
+
+/** Each chunk written synchronously (counting what the OS took) and hashed on the way. */
+async function writeChunks(req: Request, fd: number): Promise<Written> {
+	const hash = new Bun.CryptoHasher("sha256");
+	let landed = 0;
+	try {
+		for await (const chunk of req.body ?? []) {
+			for (let off = 0; off < chunk.byteLength; ) {
+				const n = writeSync(fd, chunk, off, chunk.byteLength - off);
+				hash.update(chunk.subarray(off, off + n));
+				off += n;
+				landed += n;
+			}
+		}
+	} catch (err) {
+		return { stop: classify(err), landed };
+	}
+	return { stop: null, landed, sha256: hash.digest("hex") };
 }
 
 /** SHA-256 of the bytes this request appended, read back through one reused buffer. */

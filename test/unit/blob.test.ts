@@ -299,6 +299,12 @@ describe("createBlobRoute (handle without a socket)", () => {
 		expect(logs.join("\n")).toContain("/dev/full");
 	});
 
+	test("upload to a device (/dev/null) -> 200 with the bytes written and their sha256", async () => {
+		const res = await call("POST", "path=/dev/null", "abc");
+		expect(res.status).toBe(200);
+		expect(await res.json()).toEqual({ path: "/dev/null", offset: 0, written: 3, size: 0, sha256: sha("abc") });
+	});
+
 	test("a parent that is a file -> 500 write_failed, 0 bytes landed", async () => {
 		writeFileSync(join(dir, "cwd", "plain"), "x");
 		const res = await call("POST", "path=plain/child", "abc");
