@@ -169,6 +169,7 @@ describe("/blob on a real host", () => {
 		expect(landed).toBeLessThanOrEqual(sent);
 		expect(sha(readFileSync(file))).toBe(sha(data.subarray(0, landed)));
 		expect(recordsFor(file)).toHaveLength(1);
+		expect(host.stderr).not.toContain("internal error");
 
 		// Resume in two more chunks, each at the size the server reports.
 		const mid = landed + Math.floor((data.byteLength - landed) / 2);
