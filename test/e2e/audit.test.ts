@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
-import { callTool, Host, openSession, rpcPost } from "../helpers/host.ts";
+import { callTool, Host, openSession, rpcPost, withHost } from "../helpers/host.ts";
 
 interface Rec {
 	ts: string;
@@ -94,8 +94,7 @@ describe("unwritable audit paths never fail a call", () => {
 		["a missing directory", "{HOME}/no/such/dir/audit.log"],
 	] as const) {
 		test(`${name} -> the call succeeds and host stderr names the path`, async () => {
-			const host = await Host.start({ env: { A2A_BRIDGE_AUDIT: path } });
-			try {
+			await withHost({ env: { A2A_BRIDGE_AUDIT: path } }, async host => {
 				const sid = await openSession(host);
 				const r = await callTool(host, sid, "bash", { command: "echo still-works" });
 				expect(JSON.stringify(r.body)).toContain("still-works");
@@ -103,18 +102,14 @@ describe("unwritable audit paths never fail a call", () => {
 				expect(host.stderr).toContain(`audit record not written to ${shown} (`);
 				// First failure is reported, the next ones are counted silently until the 100th.
 				expect(host.stderr.split("audit record not written").length - 1).toBe(1);
-			} finally {
-				await host.stop();
-				host.cleanup();
-			}
+			});
 		}, 60_000);
 	}
 });
 
 describe("hung calls", () => {
 	test("a call stuck in an approval prompt has a start and no done; /a2a lists it with its age", async () => {
-		const host = await Host.start({ args: ["--approval-mode", "always-ask"] });
-		try {
+		await withHost({ args: ["--approval-mode", "always-ask"] }, async host => {
 			const sid = await openSession(host);
 			const marker = crypto.randomUUID();
 			const pending = callTool(host, sid, "bash", { command: `echo ${marker}` });
@@ -133,9 +128,6 @@ describe("hung calls", () => {
 					.filter(x => x.args.includes(marker))
 					.map(x => x.phase),
 			).toEqual(["start", "done"]);
-		} finally {
-			await host.stop();
-			host.cleanup();
-		}
+		});
 	}, 60_000);
 });

@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import fc from "fast-check";
 import { buildRequest, requestArb, type Sample } from "../helpers/arbitraries.ts";
-import { callTool, canConnect, Host, openSession, rpcPost } from "../helpers/host.ts";
+import { callTool, canConnect, Host, openSession, rpcPost, withHost } from "../helpers/host.ts";
 import { runLoadInChild } from "../helpers/loadgen.ts";
 
 const FULL = process.env.A2A_FULL === "1";
@@ -118,8 +118,7 @@ describe("end-to-end fuzz", () => {
 
 describe("faults", () => {
 	test("host shutdown with a call in flight: the caller gets an answer or a closed connection, audit has the start, port released", async () => {
-		const host = await Host.start();
-		try {
+		await withHost({}, async host => {
 			const sid = await openSession(host);
 			const marker = crypto.randomUUID();
 			const pending = callTool(host, sid, "bash", { command: `sleep 30; echo ${marker}` }).then(
@@ -135,15 +134,11 @@ describe("faults", () => {
 			expect(audit).toContain(marker);
 			expect(audit.split("\n").some(l => l.includes(marker) && l.includes('"phase":"start"'))).toBe(true);
 			expect(await canConnect(host.port)).toBe(false);
-		} finally {
-			await host.stop();
-			host.cleanup();
-		}
+		});
 	}, 60_000);
 
 	test("a tool that throws -> isError with its message; the bridge goes on", async () => {
-		const host = await Host.start();
-		try {
+		await withHost({}, async host => {
 			const sid = await openSession(host);
 			const r = await callTool(host, sid, "read", { path: join(host.cwd, "does-not-exist.txt") });
 			const result = r.body.result as { isError: boolean; content: Array<{ text: string }> };
@@ -152,15 +147,11 @@ describe("faults", () => {
 			expect(result.content[0]?.text.length).toBeGreaterThan(0);
 			const ok = await callTool(host, sid, "bash", { command: "echo next" });
 			expect(JSON.stringify(ok.body)).toContain("next");
-		} finally {
-			await host.stop();
-			host.cleanup();
-		}
+		});
 	}, 60_000);
 
 	test("a client that disconnects mid-response: the call still ends and is audited, the host goes on", async () => {
-		const host = await Host.start();
-		try {
+		await withHost({}, async host => {
 			const sid = await openSession(host);
 			const marker = crypto.randomUUID();
 			const ctl = new AbortController();
@@ -191,15 +182,11 @@ describe("faults", () => {
 			expect(done()).toBe(true);
 			const ok = await callTool(host, sid, "bash", { command: "echo after-disconnect" });
 			expect(JSON.stringify(ok.body)).toContain("after-disconnect");
-		} finally {
-			await host.stop();
-			host.cleanup();
-		}
+		});
 	}, 60_000);
 
 	test("a config file that becomes unreadable: /a2a rotate refuses naming the file, the live token keeps working", async () => {
-		const host = await Host.start();
-		try {
+		await withHost({}, async host => {
 			const sid = await openSession(host);
 			rmSync(host.configPath);
 			mkdirSync(host.configPath);
@@ -208,9 +195,6 @@ describe("faults", () => {
 			expect(msg).toContain(host.configPath);
 			const ping = await rpcPost(host, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid });
 			expect(ping.status).toBe(200);
-		} finally {
-			await host.stop();
-			host.cleanup();
-		}
+		});
 	}, 60_000);
 });

@@ -4,6 +4,7 @@
  * stdin then SIGTERM to its own PID.
  */
 
+import { afterAll, beforeAll } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
@@ -309,4 +310,33 @@ export function rawHttp(
 		lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
 		sock.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
 	});
+}
+
+/** Boots a host for `fn` and always stops and removes it afterwards. */
+export async function withHost<T>(opts: HostOptions, fn: (host: Host) => Promise<T>): Promise<T> {
+	const host = await Host.start(opts);
+	try {
+		return await fn(host);
+	} finally {
+		await host.stop();
+		host.cleanup();
+	}
+}
+
+/** One host for every test of the enclosing describe (or file): booted before, stopped after. */
+export function sharedHost(opts: HostOptions = {}): { readonly host: Host } {
+	let current: Host | undefined;
+	beforeAll(async () => {
+		current = await Host.start(opts);
+	}, 60_000);
+	afterAll(async () => {
+		await current?.stop();
+		current?.cleanup();
+	});
+	return {
+		get host(): Host {
+			if (!current) throw new Error("the shared host is not started yet");
+			return current;
+		},
+	};
 }
