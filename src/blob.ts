@@ -245,7 +245,10 @@ async function upload(req: Request, path: string, offset: number | null, ctx: Ct
 		if (stop === null) {
 			ctx.note(path, at, landed);
 			const size = fstatSync(fd).size;
-			return json({ path, offset: at, written: landed, size, sha256: result.sha256 ?? hashRange(fd, at, landed) }, 200);
+			return json(
+				{ path, offset: at, written: landed, size, sha256: result.sha256 ?? (await hashRange(fd, at, landed)) },
+				200,
+			);
 		}
 		const failed = stop.code === "write_failed";
 		const message = `${failed ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
@@ -305,8 +308,11 @@ async function writeChunks(req: Request, fd: number): Promise<Written> {
 	return { stop: null, landed, sha256: hash.digest("hex") };
 }
 
-/** SHA-256 of the bytes this request appended, read back through one reused buffer. */
-function hashRange(fd: number, start: number, length: number): string {
+/**
+ * SHA-256 of the bytes this request appended, read back through one reused buffer. It yields to the
+ * event loop between buffers, so other calls (and their heartbeats) go on during a large upload.
+ */
+async function hashRange(fd: number, start: number, length: number): Promise<string> {
 	const hash = new Bun.CryptoHasher("sha256");
 	const buf = new Uint8Array(Math.min(HASH_BUFFER_BYTES, Math.max(length, 1)));
 	for (let pos = start, end = start + length; pos < end; ) {
@@ -314,6 +320,7 @@ function hashRange(fd: number, start: number, length: number): string {
 		if (n === 0) break;
 		hash.update(buf.subarray(0, n));
 		pos += n;
+		await new Promise(r => setImmediate(r));
 	}
 	return hash.digest("hex");
 }
