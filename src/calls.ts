@@ -5,13 +5,13 @@
  */
 import { describe } from "./describe.ts";
 import { ERRORS, type RpcId, rpcError, rpcResult } from "./errors.ts";
+import { isRecord } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseCall, type SseTimings } from "./progress.ts";
 import type { BridgeDeps, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 export const MAX_CALLS_IN_FLIGHT = 256;
 
 const callKey = (sid: string, id: RpcId): string => `${sid}\u0000${typeof id}:${String(id)}`;
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export class CallTable {
 	readonly inFlight = new Map<string, InFlightCall>();

@@ -11,7 +11,8 @@ export type Envelope =
 
 export type EnvelopeParse = { ok: true; value: Envelope } | { ok: false; id: RpcId | null };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> =>
+	typeof v === "object" && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is RpcId => typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });

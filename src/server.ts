@@ -89,7 +89,7 @@ export class BridgeServer {
 		try {
 			return await this.#pipeline(req);
 		} catch (err) {
-			this.#deps.log(`a2a-bridge: internal error on ${req.method} ${safePath(req.url)}: ${describe(err)}`);
+			this.#deps.log(`a2a-bridge: internal error on ${req.method} ${requestPath(req.url)}: ${describe(err)}`);
 			return rpcError("internal_error");
 		}
 	};
@@ -216,8 +216,4 @@ export class BridgeServer {
 				return rpcError("method_not_found", msg.id);
 		}
 	}
-}
-
-function safePath(url: string): string {
-	return requestPath(url);
 }

@@ -101,6 +101,18 @@ function makeServer(o: HarnessOptions = {}): Harness {
 type Hdrs = Record<string, string | null>;
 
 /** A request with a loopback Host, the right token and JSON content type unless overridden (null removes). */
+/** A server whose tool calls never finish: `entered` resolves with the request once the tool is called. */
+function hangingServer(): { h: Harness; entered: Deferred<ToolCallRequest> } {
+	const entered = deferred<ToolCallRequest>();
+	const h = makeServer({
+		callTool: req => {
+			entered.resolve(req);
+			return new Promise<ToolCallOutcome>(() => {});
+		},
+	});
+	return { h, entered };
+}
+
 function request(method: string, path = "/", headers: Hdrs = {}, body?: RequestInit["body"]): Request {
 	const merged: Hdrs = {
 		host: HOST,
@@ -353,13 +365,7 @@ describe("BridgeServer error table", () => {
 	});
 
 	test("request_cancelled: notifications/cancelled for an in-flight call -> 200 -32800", async () => {
-		const entered = deferred<ToolCallRequest>();
-		const h = makeServer({
-			callTool: req => {
-				entered.resolve(req);
-				return new Promise<ToolCallOutcome>(() => {});
-			},
-		});
+		const { h, entered } = hangingServer();
 		const sid = await initialize(h);
 		const pending = h.server.handle(post(toolCall("bash", { command: "sleep 100" }, 7), { "mcp-session-id": sid }));
 		const req = await entered.promise;
@@ -808,13 +814,7 @@ describe("BridgeServer tools/call", () => {
 	});
 
 	test("cancelled call -> audit done has cancelled: true and isError: true", async () => {
-		const entered = deferred<ToolCallRequest>();
-		const h = makeServer({
-			callTool: req => {
-				entered.resolve(req);
-				return new Promise<ToolCallOutcome>(() => {});
-			},
-		});
+		const { h, entered } = hangingServer();
 		const sid = await initialize(h);
 		const pending = h.server.handle(post(toolCall("bash", {}, "k"), { "mcp-session-id": sid }));
 		const req = await entered.promise;
@@ -871,13 +871,7 @@ describe("BridgeServer tools/call", () => {
 	});
 
 	test("DELETE of a session -> its in-flight call answered -32800 and its signal aborted", async () => {
-		const entered = deferred<ToolCallRequest>();
-		const h = makeServer({
-			callTool: req => {
-				entered.resolve(req);
-				return new Promise<ToolCallOutcome>(() => {});
-			},
-		});
+		const { h, entered } = hangingServer();
 		const sid = await initialize(h);
 		const pending = h.server.handle(post(toolCall("bash", {}, 11), { "mcp-session-id": sid }));
 		const req = await entered.promise;
@@ -912,13 +906,7 @@ describe("BridgeServer token rotation", () => {
 	});
 
 	test("setToken -> in-flight calls of old sessions are cancelled", async () => {
-		const entered = deferred<ToolCallRequest>();
-		const h = makeServer({
-			callTool: req => {
-				entered.resolve(req);
-				return new Promise<ToolCallOutcome>(() => {});
-			},
-		});
+		const { h, entered } = hangingServer();
 		const sid = await initialize(h);
 		const pending = h.server.handle(post(toolCall("bash", {}, 1), { "mcp-session-id": sid }));
 		const req = await entered.promise;
