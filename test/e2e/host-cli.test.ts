@@ -60,6 +60,8 @@ class Headless {
 		try {
 			h.url = (await h.waitFor(/^ {2}URL: +(\S+)/m, 90_000))[1] ?? "";
 			h.ompPid = Number((await h.waitFor(/^ {2}omp pid: +(\d+)/m))[1]);
+			// The serving block ends with this line; stdout may arrive in several chunks, so wait for all of it.
+			await h.waitFor(/^a2a host: Ctrl-C stops\r?$/m);
 		} catch (err) {
 			h.cleanup();
 			throw err;
