@@ -36,6 +36,16 @@ export function rpcError(kind: ErrorKind, id: RpcId | null = null, headers: Reco
 	return new Response(body, { status: row.status, headers: { "content-type": "application/json", ...headers } });
 }
 
+/**
+ * The same row for the non-MCP routes (`/blob`, `/host-llm`), whose errors are `{error, code}`:
+ * a curl user reads one shape from a route whether the pipeline or the handler refused.
+ */
+export function routeError(kind: ErrorKind, headers: Record<string, string> = {}): Response {
+	const row = ERRORS[kind];
+	const body = JSON.stringify({ error: row.message, code: kind });
+	return new Response(body, { status: row.status, headers: { "content-type": "application/json", ...headers } });
+}
+
 /** Plain-text 404 for unknown routes and OAuth discovery paths: ends client discovery fast. */
 export function notFound(): Response {
 	return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });

@@ -7,7 +7,7 @@ import { checkAuth, checkHostOrigin, tokenFingerprint } from "./auth.ts";
 import { readBodyLimited } from "./body.ts";
 import { CallTable } from "./calls.ts";
 import { describe } from "./describe.ts";
-import { notFound, REALM, type RpcId, rpcError, rpcResult } from "./errors.ts";
+import { type ErrorKind, notFound, REALM, type RpcId, routeError, rpcError, rpcResult } from "./errors.ts";
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 import { type Session, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
@@ -33,6 +33,10 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const UNAUTHORIZED_LOG_EVERY = 50;
 
 type Guard = Response | undefined;
+
+/** Pipeline refusals speak the route's language: JSON-RPC on MCP, `{error, code}` elsewhere. */
+const refuse = (route: Route, kind: ErrorKind, headers: Record<string, string> = {}): Response =>
+	route === "mcp" ? rpcError(kind, null, headers) : routeError(kind, headers);
 type Route = "mcp" | string;
 
 const OAUTH_PATHS = new Set(["/authorize", "/token", "/register"]);
@@ -89,8 +93,9 @@ export class BridgeServer {
 		try {
 			return await this.#pipeline(req);
 		} catch (err) {
-			this.#deps.log(`a2a-bridge: internal error on ${req.method} ${requestPath(req.url)}: ${describe(err)}`);
-			return rpcError("internal_error");
+			const path = requestPath(req.url);
+			this.#deps.log(`a2a-bridge: internal error on ${req.method} ${path}: ${describe(err)}`);
+			return refuse(this.#route(path) ?? "mcp", "internal_error");
 		}
 	};
 
@@ -98,9 +103,9 @@ export class BridgeServer {
 		const route = this.#route(requestPath(req.url));
 		if (route === null) return notFound();
 		return (
-			this.#guardHostOrigin(req) ??
+			this.#guardHostOrigin(req, route) ??
 			this.#guardMethod(req, route) ??
-			this.#guardAuth(req) ??
+			this.#guardAuth(req, route) ??
 			(route === "mcp" ? await this.#mcp(req) : await this.#extra(req, route))
 		);
 	}
@@ -111,7 +116,7 @@ export class BridgeServer {
 		return this.#opts.routes?.[path] ? path : null;
 	}
 
-	#guardHostOrigin(req: Request): Guard {
+	#guardHostOrigin(req: Request, route: Route): Guard {
 		const r = checkHostOrigin(
 			req.headers.get("host"),
 			req.headers.get("origin"),
@@ -119,17 +124,17 @@ export class BridgeServer {
 			this.#opts.allowedOrigins,
 			this.#opts.bindHost,
 		);
-		return r.ok ? undefined : rpcError(r.kind);
+		return r.ok ? undefined : refuse(route, r.kind);
 	}
 
 	#guardMethod(req: Request, route: Route): Guard {
 		const allowed: readonly string[] = route === "mcp" ? MCP_METHODS : (this.#opts.routes?.[route]?.methods ?? []);
 		return allowed.includes(req.method)
 			? undefined
-			: rpcError("method_not_allowed", null, { allow: allowed.join(", ") });
+			: refuse(route, "method_not_allowed", { allow: allowed.join(", ") });
 	}
 
-	#guardAuth(req: Request): Guard {
+	#guardAuth(req: Request, route: Route): Guard {
 		const r = checkAuth(req.headers.get("authorization"), this.#token);
 		if (r.ok) return undefined;
 		this.#unauthorized++;
@@ -138,7 +143,7 @@ export class BridgeServer {
 		}
 		const challenge =
 			r.kind === "invalid_token" ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
-		return rpcError(r.kind, null, { "www-authenticate": challenge });
+		return refuse(route, r.kind, { "www-authenticate": challenge });
 	}
 
 	async #extra(req: Request, route: Route): Promise<Response> {

@@ -332,12 +332,14 @@ describe("/blob on a real host", () => {
 			const res = await fetch(url(q("~/x")), { method, headers: auth() });
 			expect(res.status).toBe(405);
 			expect(res.headers.get("allow")).toBe("POST, GET, HEAD");
-			await res.text();
+			expect(await res.json()).toEqual({ error: "method not allowed", code: "method_not_allowed" });
 		}
 		const none = await fetch(url(q("~/x")), { method: "POST", body: "x" });
 		expect(none.status).toBe(401);
+		expect(await none.json()).toEqual({ error: "unauthorized", code: "unauthorized" });
 		const wrong = await fetch(url(q("~/x")), { headers: { authorization: "Bearer not-the-token" } });
 		expect(wrong.status).toBe(401);
+		expect(await wrong.json()).toEqual({ error: "unauthorized", code: "invalid_token" });
 		expect(wrong.headers.get("www-authenticate")).toContain('error="invalid_token"');
 		expect(existsSync(join(host.home, "x"))).toBe(false);
 		expect(records().length).toBe(before);

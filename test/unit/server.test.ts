@@ -953,6 +953,10 @@ describe("BridgeServer extra routes", () => {
 		const { h, seen } = withBlobRoute();
 		const res = await h.server.handle(request("GET", "/blob", { authorization: null }));
 		expect(res.status).toBe(401);
+		expect(await res.json()).toEqual({ error: "unauthorized", code: "unauthorized" });
+		const wrong = await h.server.handle(request("GET", "/blob", { authorization: "Bearer nope" }));
+		expect(await wrong.json()).toEqual({ error: "unauthorized", code: "invalid_token" });
+		expect(wrong.headers.get("www-authenticate")).toContain('error="invalid_token"');
 		expect(seen).toEqual([]);
 	});
 
@@ -961,6 +965,7 @@ describe("BridgeServer extra routes", () => {
 		const res = await h.server.handle(request("DELETE", "/blob"));
 		expect(res.status).toBe(405);
 		expect(res.headers.get("allow")).toBe("GET, POST");
+		expect(await res.json()).toEqual({ error: "method not allowed", code: "method_not_allowed" });
 	});
 
 	test("extra route -> handler gets the sid only when the bridge issued it", async () => {
@@ -974,6 +979,21 @@ describe("BridgeServer extra routes", () => {
 
 	test("extra route with a bad Host -> 403", async () => {
 		const { h } = withBlobRoute();
-		expect((await h.server.handle(request("GET", "/blob", { host: "evil.com" }))).status).toBe(403);
+		const res = await h.server.handle(request("GET", "/blob", { host: "evil.com" }));
+		expect(res.status).toBe(403);
+		expect(await res.json()).toEqual({ error: "forbidden: Host header not allowed", code: "forbidden_host" });
+	});
+
+	test("extra route whose handler throws -> 500 {error, code}, detail only in the log", async () => {
+		const boom: ExtraRoute = {
+			methods: ["GET"],
+			handle: async () => {
+				throw new Error("secret detail");
+			},
+		};
+		const h = makeServer({ opts: { routes: { "/blob": boom } } });
+		const res = await h.server.handle(request("GET", "/blob"));
+		expect(res.status).toBe(500);
+		expect(await res.json()).toEqual({ error: "internal error", code: "internal_error" });
 	});
 });
