@@ -3,7 +3,7 @@
  * passes (non-browser clients send none); the token is compared in constant time over SHA-256
  * digests so neither its content nor its length leaks through timing.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 
 export type BearerParse = { kind: "missing" } | { kind: "other_scheme" } | { kind: "bearer"; token: string };
 
@@ -16,11 +16,12 @@ export function parseBearer(header: string | null): BearerParse {
 	return { kind: "bearer", token: (match?.[2] ?? "").trim() };
 }
 
-const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest();
+// Bun's one-shot SHA-256 is about 6× cheaper than node:crypto's createHash, and runs on every request.
+const digest = (s: string): Uint8Array => Bun.SHA256.hash(s) as Uint8Array;
 
 // The expected token changes only on rotation: its digest is computed once per value.
-let expectedCache: { token: string; digest: Buffer } | null = null;
-const expectedDigest = (token: string): Buffer => {
+let expectedCache: { token: string; digest: Uint8Array } | null = null;
+const expectedDigest = (token: string): Uint8Array => {
 	if (expectedCache?.token !== token) expectedCache = { token, digest: digest(token) };
 	return expectedCache.digest;
 };
@@ -31,7 +32,7 @@ export function tokensEqual(presented: string, expected: string): boolean {
 
 /** Short non-secret fingerprint, used to bind sessions to the token that created them. */
 export function tokenFingerprint(token: string): string {
-	return digest(token).toString("hex").slice(0, 16);
+	return Buffer.from(digest(token)).toString("hex").slice(0, 16);
 }
 
 export type AuthResult = { ok: true } | { ok: false; kind: "unauthorized" | "invalid_token" };

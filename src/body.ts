@@ -8,16 +8,15 @@ export type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: Erro
  */
 export async function readBodyLimited(req: Request, max: number): Promise<BodyRead> {
 	const declared = req.headers.get("content-length");
-	if (declared !== null && req.headers.get("transfer-encoding") === null && Number(declared) > max) {
-		return { ok: false, kind: "body_too_large" };
-	}
-	if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
-	// A declared length within the limit lets the runtime read the body in one piece (the fast path);
-	// the runtime itself stops at the declared length, so the limit still holds.
-	if (declared !== null && req.headers.get("transfer-encoding") === null) {
+	const chunked = req.headers.get("transfer-encoding") !== null;
+	if (declared !== null && !chunked && Number(declared) > max) return { ok: false, kind: "body_too_large" };
+	// A declared length without Transfer-Encoding lets the runtime read the body in one piece and stop
+	// there, so the limit holds. This path never touches `req.body`, which would build a stream for nothing.
+	if (declared !== null && !chunked) {
 		const bytes = new Uint8Array(await req.arrayBuffer());
 		return bytes.byteLength > max ? { ok: false, kind: "body_too_large" } : { ok: true, bytes };
 	}
+	if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
 	const reader = req.body.getReader();
 	const chunks: Uint8Array[] = [];
 	let total = 0;

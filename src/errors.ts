@@ -51,9 +51,11 @@ export function notFound(): Response {
 	return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
 }
 
-export function rpcResult(id: RpcId, result: unknown, headers: Record<string, string> = {}): Response {
+const JSON_HEADERS = { "content-type": "application/json" } as const;
+
+export function rpcResult(id: RpcId, result: unknown, headers?: Record<string, string>): Response {
 	return new Response(JSON.stringify({ jsonrpc: "2.0", id, result }), {
 		status: 200,
-		headers: { "content-type": "application/json", ...headers },
+		headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
 	});
 }

@@ -3,7 +3,7 @@
  * reached through `BridgeDeps`. Guards run in the order of contract §4 (mirrored in
  * docs/protocol.md); each returns a Response to answer with, or nothing to go on.
  */
-import { checkAuth, checkHostOrigin, tokenFingerprint } from "./auth.ts";
+import { checkAuth, checkHostOrigin, type HostOriginResult, tokenFingerprint } from "./auth.ts";
 import { readBodyLimited } from "./body.ts";
 import { CallTable } from "./calls.ts";
 import { describe } from "./describe.ts";
@@ -48,6 +48,7 @@ export class BridgeServer {
 	#token: string;
 	#fingerprint: string;
 	#unauthorized = 0;
+	#hostMemo: { host: string | null; origin: string | null; result: HostOriginResult } | null = null;
 	readonly #deps: BridgeDeps;
 	readonly #opts: ServerOptions;
 	readonly #now: () => number;
@@ -99,14 +100,15 @@ export class BridgeServer {
 		}
 	};
 
-	async #pipeline(req: Request): Promise<Response> {
+	// Not async: a request refused by a guard costs no promise, and the awaits below stay few.
+	#pipeline(req: Request): Response | Promise<Response> {
 		const route = this.#route(requestPath(req.url));
 		if (route === null) return notFound();
 		return (
 			this.#guardHostOrigin(req, route) ??
 			this.#guardMethod(req, route) ??
 			this.#guardAuth(req, route) ??
-			(route === "mcp" ? await this.#mcp(req) : await this.#extra(req, route))
+			(route === "mcp" ? this.#mcp(req) : this.#extra(req, route))
 		);
 	}
 
@@ -117,13 +119,17 @@ export class BridgeServer {
 	}
 
 	#guardHostOrigin(req: Request, route: Route): Guard {
-		const r = checkHostOrigin(
-			req.headers.get("host"),
-			req.headers.get("origin"),
-			this.#opts.isLoopbackBind,
-			this.#opts.allowedOrigins,
-			this.#opts.bindHost,
-		);
+		const host = req.headers.get("host");
+		const origin = req.headers.get("origin");
+		// A client sends the same Host (and Origin) on every request: the last verdict is reused.
+		const memo = this.#hostMemo;
+		let r: HostOriginResult;
+		if (memo !== null && memo.host === host && memo.origin === origin) r = memo.result;
+		else {
+			const { isLoopbackBind, allowedOrigins, bindHost } = this.#opts;
+			r = checkHostOrigin(host, origin, isLoopbackBind, allowedOrigins, bindHost);
+			this.#hostMemo = { host, origin, result: r };
+		}
 		return r.ok ? undefined : refuse(route, r.kind);
 	}
 
@@ -146,7 +152,7 @@ export class BridgeServer {
 		return refuse(route, r.kind, { "www-authenticate": challenge });
 	}
 
-	async #extra(req: Request, route: Route): Promise<Response> {
+	#extra(req: Request, route: Route): Response | Promise<Response> {
 		const sid = req.headers.get("mcp-session-id");
 		const issued = sid !== null && this.sessions.has(sid) ? sid : null;
 		const handler = this.#opts.routes?.[route];
@@ -209,7 +215,7 @@ export class BridgeServer {
 		this.calls.cancel(session.sid, requestId);
 	}
 
-	async #dispatch(msg: Extract<Envelope, { kind: "request" }>, session: Session, req: Request): Promise<Response> {
+	#dispatch(msg: Extract<Envelope, { kind: "request" }>, session: Session, req: Request): Response | Promise<Response> {
 		switch (msg.method) {
 			case "ping":
 				return rpcResult(msg.id, {});

@@ -226,6 +226,19 @@ describe("BridgeServer error table", () => {
 		await expectRpcError(res, 403, -32000, "forbidden: Host header not allowed");
 	});
 
+	test("the reused Host/Origin verdict follows the headers: good, bad host, good, bad origin, good", async () => {
+		const h = makeServer();
+		const sid = await initialize(h);
+		const status = async (headers: Hdrs) =>
+			(await h.server.handle(post(rpc("ping"), { "mcp-session-id": sid, ...headers }))).status;
+		expect(await status({})).toBe(200);
+		expect(await status({ host: "evil.com" })).toBe(403);
+		expect(await status({})).toBe(200);
+		expect(await status({ origin: "http://evil.com" })).toBe(403);
+		expect(await status({ host: null })).toBe(403);
+		expect(await status({})).toBe(200);
+	});
+
 	test("forbidden_origin: Origin on another port -> 403 -32000", async () => {
 		const h = makeServer();
 		const res = await h.server.handle(post(rpc("ping"), { origin: "http://127.0.0.1:10" }));
