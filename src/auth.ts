@@ -7,9 +7,14 @@ import { timingSafeEqual } from "node:crypto";
 
 export type BearerParse = { kind: "missing" } | { kind: "other_scheme" } | { kind: "bearer"; token: string };
 
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
 /** Parses an Authorization header value; the scheme is case-insensitive (RFC 7235). */
 export function parseBearer(header: string | null): BearerParse {
 	if (header === null || header.trim() === "") return { kind: "missing" };
+	// What clients send, "Bearer <token>", skips the regex; the result is the same (tested against it).
+	if (header.startsWith("Bearer ") && !LINE_BREAK.test(header))
+		return { kind: "bearer", token: header.slice(7).trim() };
 	const match = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+(.*))?$/.exec(header);
 	const scheme = match?.[1]?.toLowerCase();
 	if (scheme !== "bearer") return { kind: "other_scheme" };

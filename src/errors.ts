@@ -54,7 +54,8 @@ export function notFound(): Response {
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 
 export function rpcResult(id: RpcId, result: unknown, headers?: Record<string, string>): Response {
-	return new Response(JSON.stringify({ jsonrpc: "2.0", id, result }), {
+	// Spliced rather than one stringify of a wrapper object: the hot `ping` answer allocates less.
+	return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result ?? null)}}`, {
 		status: 200,
 		headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
 	});

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import {
 	type BearerParse,
 	checkAuth,
@@ -35,6 +36,24 @@ describe("parseBearer", () => {
 			expect(parseBearer(header)).toEqual(want);
 		});
 	}
+
+	test("the 'Bearer ' fast path agrees with the general grammar on random values", () => {
+		const general = (h: string): BearerParse => {
+			if (h.trim() === "") return { kind: "missing" };
+			const m = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+(.*))?$/.exec(h);
+			if (m?.[1]?.toLowerCase() !== "bearer") return { kind: "other_scheme" };
+			return { kind: "bearer", token: (m[2] ?? "").trim() };
+		};
+		const tail = fc.string({
+			unit: fc.constantFrom(" ", "\t", "\n", "\r", "\u2028", "\u00a0", "a", "Z", "9", "-", "="),
+		});
+		fc.assert(
+			fc.property(tail, t => expect(parseBearer(`Bearer ${t}`)).toEqual(general(`Bearer ${t}`))),
+			{
+				numRuns: 2000,
+			},
+		);
+	});
 });
 
 describe("tokensEqual", () => {
