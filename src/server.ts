@@ -7,11 +7,20 @@ import { checkAuth, checkHostOrigin, type HostOriginResult, tokenFingerprint } f
 import { readBodyLimited } from "./body.ts";
 import { CallTable } from "./calls.ts";
 import { describe } from "./describe.ts";
-import { type ErrorKind, notFound, REALM, type RpcId, routeError, rpcError, rpcResult } from "./errors.ts";
+import {
+	type ErrorKind,
+	notFound,
+	REALM,
+	type RpcId,
+	routeError,
+	rpcError,
+	rpcResult,
+	rpcResultJson,
+} from "./errors.ts";
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 import { type Session, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
-import type { BridgeDeps, InFlightCall, ServerOptions } from "./types.ts";
+import type { BridgeDeps, InFlightCall, McpTool, ServerOptions } from "./types.ts";
 
 export { readBodyLimited } from "./body.ts";
 export { MAX_CALLS_IN_FLIGHT } from "./calls.ts";
@@ -48,6 +57,7 @@ export class BridgeServer {
 	#token: string;
 	#fingerprint: string;
 	#unauthorized = 0;
+	#listMemo: { list: readonly McpTool[]; json: string } | null = null;
 	#hostMemo: { host: string | null; origin: string | null; result: HostOriginResult } | null = null;
 	readonly #deps: BridgeDeps;
 	readonly #opts: ServerOptions;
@@ -208,6 +218,13 @@ export class BridgeServer {
 		return rpcResult(id, result, { "mcp-session-id": session.sid });
 	}
 
+	/** The catalog is about 55 KB of JSON: serialized again only when listTools hands out a new list. */
+	#toolsJson(): string {
+		const list = this.#deps.listTools();
+		if (this.#listMemo?.list !== list) this.#listMemo = { list, json: JSON.stringify({ tools: list }) };
+		return this.#listMemo.json;
+	}
+
 	#notification(msg: Envelope, session: Session): void {
 		if (msg.kind !== "notification" || msg.method !== "notifications/cancelled") return;
 		const requestId = msg.params?.requestId;
@@ -220,7 +237,7 @@ export class BridgeServer {
 			case "ping":
 				return rpcResult(msg.id, {});
 			case "tools/list":
-				return rpcResult(msg.id, { tools: this.#deps.listTools() });
+				return rpcResultJson(msg.id, this.#toolsJson());
 			case "tools/call":
 				return this.calls.start(msg.id, msg.params, session.sid, req.headers.get("accept"));
 			default:

@@ -52,6 +52,7 @@ interface HarnessOptions {
 	auditStart?: () => Promise<void>;
 	auditDone?: () => Promise<void>;
 	opts?: Partial<ServerOptions>;
+	listTools?: () => McpTool[];
 }
 
 /** A BridgeServer over a fake Deps: manual clock, recorded logs, calls and audit events. */
@@ -67,7 +68,7 @@ function makeServer(o: HarnessOptions = {}): Harness {
 	const deps: BridgeDeps = {
 		version: "9.9.9",
 		instructions: "Tools of the omp host on this machine.",
-		listTools: () => TOOLS,
+		listTools: o.listTools ?? (() => TOOLS),
 		callTool: async req => {
 			h.calls.push(req);
 			h.events.push(`tool:${req.callId}`);
@@ -691,6 +692,21 @@ describe("BridgeServer sessions", () => {
 		const sid = await initialize(h);
 		const result = await expectResult(await h.server.handle(post(rpc("tools/list"), { "mcp-session-id": sid })));
 		expect(result).toEqual({ tools: TOOLS });
+	});
+
+	test("tools/list follows the deps' list: a new list is serialized again, the same one is reused", async () => {
+		let current: McpTool[] = TOOLS;
+		const h = makeServer({ listTools: () => current });
+		const sid = await initialize(h);
+		const list = async () =>
+			(await expectResult(await h.server.handle(post(rpc("tools/list"), { "mcp-session-id": sid })))) as {
+				tools: McpTool[];
+			};
+		expect((await list()).tools.map(t => t.name)).toEqual(TOOLS.map(t => t.name));
+		current = [...TOOLS, { name: "added", description: "", inputSchema: { type: "object" } }];
+		expect((await list()).tools.map(t => t.name)).toEqual([...TOOLS.map(t => t.name), "added"]);
+		current = [];
+		expect(await list()).toEqual({ tools: [] });
 	});
 
 	test("DELETE -> 204, then the session answers 404 to POST and DELETE", async () => {
