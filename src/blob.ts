@@ -10,7 +10,6 @@ import {
 	fstatSync,
 	mkdirSync,
 	openSync,
-	readSync,
 	rmdirSync,
 	type Stats,
 	statSync,
@@ -19,12 +18,12 @@ import {
 } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AuditRecord } from "./audit.ts";
+import { FOLLOW_MIN_BYTES, followHash, hashRange } from "./blob-hash.ts";
 import { requestTarget } from "./target.ts";
 import type { ExtraRoute } from "./types.ts";
 
 export const BLOB_METHODS = ["POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;
-const HASH_BUFFER_BYTES = 1024 * 1024;
 
 /** Each stable code and its HTTP status; docs/protocol.md carries the same table. */
 export const BLOB_ERRORS = {
@@ -278,15 +277,25 @@ function classify(err: unknown): Exclude<Stop, null> {
 /**
  * Bun pipes the body to the file natively: no chunk passes through the JS heap. Inside the host a JS
  * chunk loop with `writeSync` let peak RSS grow past 100 MiB; this stayed flat (docs/performance.md).
+ * A large body is hashed by a worker reading behind the writer; a small one is read back afterwards.
  */
 async function pipeBody(req: Request, fd: number, at: number): Promise<Written> {
+	const declared = Number(req.headers.get("content-length") ?? Number.NaN);
+	const follower = declared < FOLLOW_MIN_BYTES ? null : followHash(fd, at);
 	let stop: Stop = null;
 	try {
 		await Bun.write(Bun.file(fd), req);
 	} catch (err) {
 		stop = classify(err);
 	}
-	return { stop, landed: fstatSync(fd).size - at };
+	const landed = fstatSync(fd).size - at;
+	if (follower === null) return { stop, landed };
+	if (stop !== null || landed === 0) {
+		await follower.cancel();
+		return { stop, landed };
+	}
+	const sha256 = await follower.finish(at + landed);
+	return sha256 === null ? { stop, landed } : { stop, landed, sha256 };
 }
 
 /** Each chunk written synchronously (counting what the OS took) and hashed on the way. */
@@ -306,23 +315,6 @@ async function writeChunks(req: Request, fd: number): Promise<Written> {
 		return { stop: classify(err), landed };
 	}
 	return { stop: null, landed, sha256: hash.digest("hex") };
-}
-
-/**
- * SHA-256 of the bytes this request appended, read back through one reused buffer. It yields to the
- * event loop between buffers, so other calls (and their heartbeats) go on during a large upload.
- */
-async function hashRange(fd: number, start: number, length: number): Promise<string> {
-	const hash = new Bun.CryptoHasher("sha256");
-	const buf = new Uint8Array(Math.min(HASH_BUFFER_BYTES, Math.max(length, 1)));
-	for (let pos = start, end = start + length; pos < end; ) {
-		const n = readSync(fd, buf, 0, Math.min(buf.byteLength, end - pos), pos);
-		if (n === 0) break;
-		hash.update(buf.subarray(0, n));
-		pos += n;
-		await new Promise(r => setImmediate(r));
-	}
-	return hash.digest("hex");
 }
 
 function undoCreate(path: string, madeDir: string | undefined): void {

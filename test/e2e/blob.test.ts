@@ -153,7 +153,8 @@ describe("/blob on a real host", () => {
 	}, 30_000);
 
 	test("a client that disconnects mid-upload: prefix on disk, one audit record, no lock; resume completes the file", async () => {
-		const data = payload(4 * MIB);
+		// Declared larger than the worker threshold: the disconnect also cancels a hashing worker.
+		const data = payload(12 * MIB);
 		const file = join(host.home, "resume.bin");
 		const sent = 1536 * 1024;
 		const { sock } = await rawUpload(q(file), data.byteLength);
@@ -271,6 +272,26 @@ describe("/blob on a real host", () => {
 		expect(await rb.json()).toMatchObject({ sha256: sha(b), size: b.byteLength });
 		expect(sha(readFileSync(join(host.home, "par", "a.bin")))).toBe(sha(a));
 		expect(sha(readFileSync(join(host.home, "par", "b.bin")))).toBe(sha(b));
+	}, 60_000);
+
+	test("large uploads (hashed by a worker while they stream), two at once, one after a prefix: sha256 of each request", async () => {
+		const prefix = payload(MIB);
+		const big = join(host.home, "par", "big-after-prefix.bin");
+		writeFileSync(big, prefix);
+		const a = payload(20 * MIB);
+		const b = payload(20 * MIB + 7);
+		const [ra, rb] = await Promise.all([post(q(big, MIB), a), post(q("~/par/big.bin"), b)]);
+		expect(await ra.json()).toEqual({
+			path: big,
+			offset: MIB,
+			written: a.byteLength,
+			size: MIB + a.byteLength,
+			sha256: sha(a),
+		});
+		expect(await rb.json()).toMatchObject({ offset: 0, written: b.byteLength, sha256: sha(b) });
+		expect(sha(readFileSync(big))).toBe(sha(Buffer.concat([prefix, a])));
+		expect(sha(readFileSync(join(host.home, "par", "big.bin")))).toBe(sha(b));
+		expect(host.stderr).not.toContain("internal error");
 	}, 60_000);
 
 	test("a failed write (/dev/full) -> 500 write_failed naming the path, the OS reason and what landed", async () => {
