@@ -1,0 +1,106 @@
+/**
+ * `/blob` values without effects (contract §7): the stable error codes and their statuses, the query
+ * (`path`, `offset`), lexical path resolution and the single `Range` the downloads serve. Pure: parsers
+ * return `{ok, value}` or `{ok: false, code, message}`.
+ */
+import { resolve } from "node:path";
+
+export const BLOB_METHODS = ["POST", "GET", "HEAD"] as const;
+export const MAX_UPLOADS_IN_FLIGHT = 64;
+
+/** Each stable code and its HTTP status; docs/protocol.md carries the same table. */
+export const BLOB_ERRORS = {
+	bad_path: 400,
+	bad_offset: 400,
+	empty_body: 400,
+	is_directory: 400,
+	not_a_file: 400,
+	client_disconnected: 400,
+	not_found: 404,
+	offset_mismatch: 409,
+	upload_in_progress: 409,
+	range_not_satisfiable: 416,
+	write_failed: 500,
+	read_failed: 500,
+	too_many_uploads: 503,
+} as const;
+
+export type BlobCode = keyof typeof BLOB_ERRORS;
+export type Parsed<T> = { ok: true; value: T } | { ok: false; code: BlobCode; message: string };
+export interface BlobQuery {
+	path: string;
+	offset: number | null;
+}
+/** Inclusive byte positions, as in `Content-Range`. */
+export interface ByteRange {
+	start: number;
+	end: number;
+}
+
+const fail = (code: BlobCode, message: string): { ok: false; code: BlobCode; message: string } => ({
+	ok: false,
+	code,
+	message,
+});
+const DIGITS = /^[0-9]+$/;
+
+/** Reads `?path=` (exactly once, non-empty, no NUL) and `?offset=` (decimal, uploads only). */
+export function parseBlobQuery(params: URLSearchParams, method: string): Parsed<BlobQuery> {
+	const paths = params.getAll("path");
+	if (paths.length !== 1) return fail("bad_path", "give the file as ?path=<path>, exactly once");
+	const path = paths[0] as string;
+	if (path === "") return fail("bad_path", "path is empty");
+	if (path.includes("\u0000")) return fail("bad_path", "path contains a NUL byte");
+	const offsets = params.getAll("offset");
+	if (offsets.length === 0) return { ok: true, value: { path, offset: null } };
+	if (method !== "POST") return fail("bad_offset", "offset applies to uploads only; use a Range header to read part");
+	const raw = offsets[0] as string;
+	if (offsets.length > 1 || !DIGITS.test(raw) || !Number.isSafeInteger(Number(raw))) {
+		return fail("bad_offset", `offset must be one non-negative decimal integer, got '${offsets.join("', '")}'`);
+	}
+	return { ok: true, value: { path, offset: Number(raw) } };
+}
+
+/** Lexical resolution (no realpath): `~` and `~/x` under home, relative paths under cwd. */
+export function resolveBlobPath(raw: string, base: { home: string; cwd: string }): string {
+	if (raw === "~") return resolve(base.home);
+	if (raw.startsWith("~/")) return resolve(base.home, raw.slice(2));
+	return resolve(base.cwd, raw);
+}
+
+/**
+ * A single `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of `size` bytes (RFC 9110 §14).
+ * No header, or another unit, → whole file (`null`); malformed, multiple or out-of-range → 416.
+ */
+export function parseRange(header: string | null, size: number): Parsed<ByteRange | null> {
+	if (header === null) return { ok: true, value: null };
+	const eq = header.indexOf("=");
+	if (eq < 0) return fail("range_not_satisfiable", `malformed Range '${header}'`);
+	if (header.slice(0, eq).trim().toLowerCase() !== "bytes") return { ok: true, value: null };
+	const spec = header.slice(eq + 1).trim();
+	const unsatisfiable = (why: string) => fail("range_not_satisfiable", `Range '${header}' ${why} (size ${size})`);
+	if (spec.includes(",")) return unsatisfiable("asks for several ranges; only one is served");
+	const dash = spec.indexOf("-");
+	const first = spec.slice(0, dash).trim();
+	const last = spec.slice(dash + 1).trim();
+	if (dash < 0 || (first === "" && last === "")) return unsatisfiable("is malformed");
+	if ((first !== "" && !DIGITS.test(first)) || (last !== "" && !DIGITS.test(last)))
+		return unsatisfiable("is malformed");
+	if (first === "") {
+		const n = Number(last);
+		if (n === 0 || size === 0) return unsatisfiable("selects no bytes");
+		return { ok: true, value: { start: Math.max(0, size - n), end: size - 1 } };
+	}
+	const start = Number(first);
+	const end = last === "" ? size - 1 : Math.min(Number(last), size - 1);
+	if (last !== "" && Number(last) < start) return unsatisfiable("ends before it starts");
+	if (start >= size) return unsatisfiable("starts at or past the end");
+	return { ok: true, value: { start, end } };
+}
+
+export const json = (body: unknown, status: number, headers: Record<string, string> = {}): Response =>
+	new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+
+export function blobError(code: BlobCode, message: string, headers: Record<string, string> = {}): Response {
+	return json({ error: message, code }, BLOB_ERRORS[code], headers);
+}
