@@ -19,18 +19,18 @@ import { createBlobRoute } from "../src/blob.ts";
 import { type HostAccess, HostBridge, type HostSession } from "../src/bridge.ts";
 import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/commands.ts";
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost, loadConfig, rotateToken } from "../src/config.ts";
+import { createHostLlmRoute } from "../src/host-llm.ts";
 import { type Binding, bindBun, Endpoint } from "../src/listen.ts";
 import { BridgeServer, type ExtraRoute } from "../src/server.ts";
+import { Takeover } from "../src/takeover.ts";
 import {
 	CLAIM_API_KEY,
-	createHostLlmRoute,
 	DENY_API,
 	DENY_MESSAGE,
 	type HostSettings,
 	type ModelRow,
-	Takeover,
 	type TakeoverHost,
-} from "../src/takeover.ts";
+} from "../src/takeover-plan.ts";
 
 interface Running {
 	binding: Binding;

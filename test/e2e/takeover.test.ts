@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DENY_MESSAGE } from "../../src/takeover.ts";
+import { DENY_MESSAGE } from "../../src/takeover-plan.ts";
 import { type FakeModel, modelsYml, startFakeModel } from "../helpers/fake-model.ts";
 import { callTool, Host, openSession, type RpcFrame } from "../helpers/host.ts";
 

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import type { AuditRecord } from "../../src/audit.ts";
+import { createHostLlmRoute } from "../../src/host-llm.ts";
+import { Takeover } from "../../src/takeover.ts";
 import {
 	bypassesFetch,
 	CLAIM_API_KEY,
-	createHostLlmRoute,
 	createTripwire,
 	DENY_API,
 	DENY_MESSAGE,
@@ -14,11 +15,10 @@ import {
 	NOISY_SETTINGS,
 	planClaims,
 	requestHost,
-	Takeover,
 	type TakeoverHost,
 	tripwireHosts,
 	urlHost,
-} from "../../src/takeover.ts";
+} from "../../src/takeover-plan.ts";
 
 const row = (provider: string, id: string, api: string, baseUrl: string, transport?: string): ModelRow => ({
 	provider,
