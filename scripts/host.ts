@@ -9,21 +9,18 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Subprocess, spawn } from "bun";
 import { defaultConfigPath } from "../src/config.ts";
+import { type HostArgs, parseHostArgs, USAGE } from "../src/host-args.ts";
+import { Approver, describeDecision } from "../src/host-cli.ts";
 import {
-	Approver,
 	answerFrame,
 	cancelFrame,
-	describeDecision,
-	type HostArgs,
 	isBridgeFailure,
 	isMcpEntry,
 	isNoModelFailure,
 	parseAnnouncement,
-	parseHostArgs,
 	promptFrame,
 	readFrame,
-	USAGE,
-} from "../src/host-cli.ts";
+} from "../src/host-frames.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OMP_PKG = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent");

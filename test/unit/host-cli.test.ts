@@ -1,22 +1,18 @@
 import { describe, expect, test } from "bun:test";
 import { announcement, mcpJson } from "../../src/commands.ts";
+import { DEFAULT_APPROVAL_TIMEOUT_MS, parseHostArgs } from "../../src/host-args.ts";
+import { Approver, type Clock, describeDecision, readAnswer } from "../../src/host-cli.ts";
 import {
 	type ApprovalPrompt,
-	Approver,
 	answerFrame,
-	type Clock,
 	cancelFrame,
-	DEFAULT_APPROVAL_TIMEOUT_MS,
-	describeDecision,
 	isBridgeFailure,
 	isMcpEntry,
 	isNoModelFailure,
 	parseAnnouncement,
 	parseApprovalTitle,
-	parseHostArgs,
-	readAnswer,
 	readFrame,
-} from "../../src/host-cli.ts";
+} from "../../src/host-frames.ts";
 
 describe("parseHostArgs", () => {
 	test("no flags -> ask on a terminal, deny otherwise, 60 s timeout, no omp args", () => {

@@ -1,0 +1,84 @@
+/**
+ * The rpc frames of the headless host (host facts §4, §10): stdout carries JSON lines, answers go back
+ * as JSON lines on stdin. Pure readers and writers; `scripts/host.ts` owns the pipes.
+ */
+export interface ApprovalPrompt {
+	id: string;
+	tool: string;
+	/** Lines under the title, e.g. `Command: make` or `Path: /tmp/x`. */
+	details: string[];
+}
+
+export type HostFrame =
+	| { kind: "ready" }
+	| { kind: "notify"; message: string; level: string }
+	| { kind: "approval"; prompt: ApprovalPrompt }
+	/** Any other dialog: nobody can fill it in headless, so it is cancelled, never left waiting. */
+	| { kind: "dialog"; id: string; method: string; title: string }
+	| { kind: "cancel"; targetId: string }
+	| { kind: "extension_error"; message: string }
+	| { kind: "other"; type: string }
+	| { kind: "not_json"; line: string };
+
+const DIALOG_METHODS = new Set(["select", "confirm", "input", "editor"]);
+
+/** `Allow tool: bash\nCommand: make` (omp `formatApprovalPrompt`) -> tool and detail lines. */
+export function parseApprovalTitle(title: string): { tool: string; details: string[] } {
+	const [first = "", ...rest] = title.split("\n");
+	const m = /^Allow tool: (.+)$/.exec(first);
+	return m?.[1] ? { tool: m[1], details: rest } : { tool: "(unnamed tool)", details: [first, ...rest] };
+}
+
+export function readFrame(line: string): HostFrame {
+	let f: Record<string, unknown>;
+	try {
+		const parsed: unknown = JSON.parse(line);
+		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return { kind: "not_json", line };
+		f = parsed as Record<string, unknown>;
+	} catch {
+		return { kind: "not_json", line };
+	}
+	const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined ? "" : JSON.stringify(v));
+	if (f.type === "ready") return { kind: "ready" };
+	if (f.type === "extension_error")
+		return { kind: "extension_error", message: `${str(f.extensionPath)}: ${str(f.error)}` };
+	if (f.type !== "extension_ui_request") return { kind: "other", type: str(f.type) };
+	const id = str(f.id);
+	const method = str(f.method);
+	if (method === "notify") return { kind: "notify", message: str(f.message), level: str(f.notifyType) || "info" };
+	if (method === "cancel") return { kind: "cancel", targetId: str(f.targetId) };
+	if (!DIALOG_METHODS.has(method)) return { kind: "other", type: `extension_ui_request/${method}` };
+	const options = Array.isArray(f.options) ? f.options : [];
+	if (method === "select" && options.includes("Approve") && options.includes("Deny")) {
+		return { kind: "approval", prompt: { id, ...parseApprovalTitle(str(f.title)) } };
+	}
+	return { kind: "dialog", id, method, title: str(f.title) };
+}
+
+export const answerFrame = (id: string, value: string): string =>
+	`${JSON.stringify({ type: "extension_ui_response", id, value })}\n`;
+export const cancelFrame = (id: string): string =>
+	`${JSON.stringify({ type: "extension_ui_response", id, cancelled: true })}\n`;
+export const promptFrame = (id: string, message: string): string =>
+	`${JSON.stringify({ type: "prompt", id, message })}\n`;
+
+/** The bridge's start announcement (`src/commands.ts`), or null. */
+export function parseAnnouncement(message: string): { url: string; tokenPrefix: string } | null {
+	const m = /^A2A bridge listening on (http:\/\/\S+) \(token (\S+)\)$/.exec(message);
+	return m?.[1] && m[2] ? { url: m[1], tokenPrefix: m[2] } : null;
+}
+
+export const isBridgeFailure = (message: string): boolean => message.startsWith("A2A bridge not started:");
+
+/** The `/a2a mcp-json` answer: a JSON object with `mcpServers`. */
+export function isMcpEntry(message: string): boolean {
+	try {
+		const v: unknown = JSON.parse(message);
+		return typeof v === "object" && v !== null && "mcpServers" in v;
+	} catch {
+		return false;
+	}
+}
+
+/** omp exits 1 with this text when no model is configured (main.ts, rpc without a session model). */
+export const isNoModelFailure = (stderr: string): boolean => /No models? available/.test(stderr);
