@@ -18,7 +18,8 @@ import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit.ts
 import { createBlobRoute } from "../src/blob.ts";
 import { type HostAccess, HostBridge, type HostSession } from "../src/bridge.ts";
 import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/commands.ts";
-import { type BridgeConfig, defaultConfigPath, isLoopbackHost, loadConfig, rotateToken } from "../src/config.ts";
+import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config.ts";
+import { loadConfig, rotateToken } from "../src/config-file.ts";
 import { createHostLlmRoute } from "../src/host-llm.ts";
 import { type Binding, bindBun, Endpoint } from "../src/listen.ts";
 import { BridgeServer, type ExtraRoute } from "../src/server.ts";

@@ -4,58 +4,19 @@
  * when `write` returns; a failed write never throws into the request path; the file is 0600 from
  * creation; arguments are redacted before they are serialized; the token never reaches the file.
  */
-import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { redactArgs } from "./redact.ts";
 import type { CallAudit } from "./types.ts";
 
 export const AUDIT_MAX_BYTES = 1024 * 1024;
 export const AUDIT_GENERATIONS = 3;
-export const ARGS_MAX_CHARS = 1024;
-export const LEAF_MAX_CHARS = 120;
-export const MAX_DEPTH = 32;
 const FAILURE_LOG_EVERY = 100;
 
 export function defaultAuditPath(env: Record<string, string | undefined> = process.env): string {
 	const fromEnv = env.A2A_BRIDGE_AUDIT;
 	return fromEnv && fromEnv.length > 0 ? fromEnv : join(homedir(), ".omp", "agent", "a2a-bridge.log");
-}
-
-const digest8 = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 8);
-
-/** Long string leaves become `<len:N,sha256:xxxxxxxx>` at any depth; past MAX_DEPTH, `<max-depth>`. */
-function redactValue(value: unknown, depth: number, seen: Set<object>): unknown {
-	if (typeof value === "string") {
-		return value.length > LEAF_MAX_CHARS ? `<len:${value.length},sha256:${digest8(value)}>` : value;
-	}
-	if (typeof value === "bigint") return value.toString();
-	if (value === null || typeof value !== "object") return typeof value === "function" ? undefined : value;
-	if (depth > MAX_DEPTH) return "<max-depth>";
-	if (seen.has(value)) return "<circular>";
-	seen.add(value);
-	try {
-		if (Array.isArray(value)) return value.map(v => redactValue(v, depth + 1, seen) ?? null);
-		const out: Record<string, unknown> = {};
-		for (const [k, v] of Object.entries(value)) {
-			const r = redactValue(v, depth + 1, seen);
-			if (r !== undefined) out[k] = r;
-		}
-		return out;
-	} finally {
-		seen.delete(value);
-	}
-}
-
-/** The `args` field: redacted, serialized, cut to ARGS_MAX_CHARS plus `…`. Never throws. */
-export function redactArgs(args: unknown): string {
-	let text: string;
-	try {
-		text = JSON.stringify(redactValue(args, 0, new Set())) ?? "null";
-	} catch {
-		text = '"<unserializable>"';
-	}
-	return text.length > ARGS_MAX_CHARS ? `${text.slice(0, ARGS_MAX_CHARS)}…` : text;
 }
 
 export interface AuditRecord {

@@ -1,13 +1,12 @@
 /**
  * Bridge configuration: `~/.omp/agent/a2a-bridge.json` or `$A2A_BRIDGE_CONFIG`.
  * Invariants: fail closed (a present but malformed field refuses the start, naming file and field);
- * only an absent or non-string token is generated and written back; unknown fields survive every
- * rewrite; the file is created at mode 0600 and replaced atomically (temp file + rename).
+ * only an absent or non-string token is generated and written back (by config-file.ts, which owns
+ * the disk). Pure apart from reading the environment for the default path.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 
 export type HostLlm = "allow" | "deny";
 
@@ -28,7 +27,7 @@ export interface LoadedConfig {
 	warnings: string[];
 }
 
-const DEFAULTS = { port: 0, host: "127.0.0.1", host_llm: "allow" as HostLlm };
+export const CONFIG_DEFAULTS = { port: 0, host: "127.0.0.1", host_llm: "allow" as HostLlm };
 export const MIN_TOKEN_CHARS = 32;
 
 export function defaultConfigPath(env: Record<string, string | undefined> = process.env): string {
@@ -80,7 +79,7 @@ export function validateConfig(
 	const obj = raw as Record<string, unknown>;
 	// Present means present: a null field is malformed, not absent (only the token may be replaced).
 	const field = (name: string, fallback: unknown): unknown => (name in obj ? obj[name] : fallback);
-	const port = field("port", DEFAULTS.port);
+	const port = field("port", CONFIG_DEFAULTS.port);
 	if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) {
 		return fail(file, "port", "must be an integer in [0, 65535]");
 	}
@@ -92,9 +91,9 @@ export function validateConfig(
 		if (!/^[\x21-\x7e]+$/.test(obj.token)) return fail(file, "token", "must be printable ASCII");
 		token = obj.token;
 	}
-	const host = field("host", DEFAULTS.host);
+	const host = field("host", CONFIG_DEFAULTS.host);
 	if (typeof host !== "string" || host.trim().length === 0) return fail(file, "host", "must be a non-empty string");
-	const hostLlm = field("host_llm", DEFAULTS.host_llm);
+	const hostLlm = field("host_llm", CONFIG_DEFAULTS.host_llm);
 	if (hostLlm !== "allow" && hostLlm !== "deny") return fail(file, "host_llm", 'must be "allow" or "deny"');
 	const origins = field("allowed_origins", []);
 	if (!Array.isArray(origins)) return fail(file, "allowed_origins", "must be an array of origin strings");
@@ -105,91 +104,4 @@ export function validateConfig(
 		allowed.push(norm);
 	}
 	return { ok: true, value: { port, token, host, host_llm: hostLlm, allowed_origins: allowed } };
-}
-
-/** Writes `data` to `path` at mode 0600 via a temp file and rename, so readers never see half a file. */
-export function writeFileAtomic0600(path: string, data: string): void {
-	mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-	const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-	const fd = openSync(tmp, "wx", 0o600);
-	try {
-		writeSync(fd, data);
-	} finally {
-		closeSync(fd);
-	}
-	try {
-		renameSync(tmp, path);
-	} catch (err) {
-		unlinkSync(tmp);
-		throw err;
-	}
-}
-
-const serialize = (obj: Record<string, unknown>): string => `${JSON.stringify(obj, null, "\t")}\n`;
-
-/**
- * Reads (or creates) the config file. Throws an Error whose message names the file and the
- * field on any problem: this is the edge where the start is refused.
- */
-export function loadConfig(path: string): LoadedConfig {
-	const warnings: string[] = [];
-	let raw: Record<string, unknown>;
-	if (!existsSync(path)) {
-		raw = { port: DEFAULTS.port, token: generateToken(), host: DEFAULTS.host, host_llm: DEFAULTS.host_llm };
-		writeFileAtomic0600(path, serialize(raw));
-		warnings.push(`created ${path} with a new token`);
-	} else {
-		let text: string;
-		try {
-			text = readFileSync(path, "utf8");
-		} catch (err) {
-			throw new Error(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-		}
-		try {
-			raw = JSON.parse(text);
-		} catch {
-			throw new Error(`${path}: not valid JSON`);
-		}
-	}
-	const checked = validateConfig(raw, path);
-	if (!checked.ok) throw new Error(checked.message);
-	let token = checked.value.token;
-	if (token === undefined) {
-		token = generateToken();
-		writeFileAtomic0600(path, serialize({ ...raw, token }));
-		warnings.push(`generated a token and wrote it to ${path}`);
-	}
-	if (!isLoopbackHost(checked.value.host)) {
-		warnings.push(
-			`listening on non-loopback address ${checked.value.host}: anyone who can reach it and holds the token controls this host`,
-		);
-	}
-	return { path, config: { ...checked.value, token }, warnings };
-}
-
-/**
- * Replaces the token on disk, keeping every other field, and returns it. A missing file is
- * recreated from `current`; a file that no longer parses is left alone and the rotation refused.
- */
-export function rotateToken(path: string, current: BridgeConfig): string {
-	let raw: Record<string, unknown>;
-	if (!existsSync(path)) {
-		const { allowed_origins, ...rest } = current;
-		raw = allowed_origins.length > 0 ? { ...rest, allowed_origins } : { ...rest };
-	} else {
-		let parsed: unknown;
-		try {
-			parsed = JSON.parse(readFileSync(path, "utf8"));
-		} catch (err) {
-			const cause = (err as NodeJS.ErrnoException).code ?? "not valid JSON";
-			throw new Error(`${path}: cannot read (${cause})`);
-		}
-		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-			throw new Error(`${path}: must hold a JSON object`);
-		}
-		raw = parsed as Record<string, unknown>;
-	}
-	const token = generateToken();
-	writeFileAtomic0600(path, serialize({ ...raw, token }));
-	return token;
 }
