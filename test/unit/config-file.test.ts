@@ -5,7 +5,6 @@ import { join } from "node:path";
 import type { BridgeConfig } from "../../src/config.ts";
 import { loadConfig, rotateToken } from "../../src/config-file.ts";
 
-const _FILE = "/cfg/a2a-bridge.json";
 const TOKEN_32 = "abcdefghijklmnopqrstuvwxyz012345"; // 32 chars: the minimum
 const BASE64URL_43 = /^[A-Za-z0-9_-]{43}$/;
 const mode = (p: string): number => statSync(p).mode & 0o777;

@@ -1,21 +1,9 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, test } from "bun:test";
 import { defaultConfigPath, generateToken, isLoopbackHost, normalizeOrigin, validateConfig } from "../../src/config.ts";
 
 const FILE = "/cfg/a2a-bridge.json";
 const TOKEN_32 = "abcdefghijklmnopqrstuvwxyz012345"; // 32 chars: the minimum
 const BASE64URL_43 = /^[A-Za-z0-9_-]{43}$/;
-const _mode = (p: string): number => statSync(p).mode & 0o777;
-
-let dir: string;
-beforeEach(() => {
-	dir = mkdtempSync(join(tmpdir(), "a2a-config-"));
-});
-afterEach(() => {
-	rmSync(dir, { recursive: true, force: true });
-});
 
 describe("validateConfig", () => {
 	const good: Array<[string, Record<string, unknown>]> = [
