@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { defaultConfigPath, generateToken, isLoopbackHost, normalizeOrigin, validateConfig } from "../../src/config.ts";
 
 const FILE = "/cfg/a2a-bridge.json";
