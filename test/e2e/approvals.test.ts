@@ -2,23 +2,15 @@
  * The host's own approval gate applies to remote calls: a host in always-ask mode prompts over rpc
  * (`extension_ui_request` select) for a remote bash; the answer on its stdin decides the call.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, Host, openSession, type RpcFrame } from "../helpers/host.ts";
+import { callTool, type Host, type RpcFrame, useSharedHost } from "../helpers/host.ts";
 
 let host: Host;
 let sid: string;
 
-beforeAll(async () => {
-	host = await Host.start({ args: ["--approval-mode", "always-ask"] });
-	sid = await openSession(host);
-}, 60_000);
-
-afterAll(async () => {
-	await host.stop();
-	host.cleanup();
-});
+useSharedHost({ args: ["--approval-mode", "always-ask"], session: true }, h => ({ host, sid } = h));
 
 const isSelect = (f: RpcFrame) => f.type === "extension_ui_request" && f.method === "select";
 

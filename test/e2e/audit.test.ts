@@ -2,9 +2,9 @@
  * The audit log of real calls, read from disk (the second channel): pairing, ordering against the
  * tool run and the response, redaction, 0600, unwritable paths, and hung calls.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
-import { callTool, Host, openSession, rpcPost, withHost } from "../helpers/host.ts";
+import { callTool, type Host, openSession, rpcPost, useSharedHost, withHost } from "../helpers/host.ts";
 
 interface Rec {
 	ts: string;
@@ -27,15 +27,7 @@ describe("audit log of a real host", () => {
 	let host: Host;
 	let sid: string;
 
-	beforeAll(async () => {
-		host = await Host.start();
-		sid = await openSession(host);
-	}, 60_000);
-
-	afterAll(async () => {
-		await host.stop();
-		host.cleanup();
-	});
+	useSharedHost({ session: true }, h => ({ host, sid } = h));
 
 	test("start is on disk before the tool runs; done is on disk when the reply arrives", async () => {
 		const nonce = crypto.randomUUID();

@@ -3,12 +3,12 @@
  * disk and its sha256, and the audit line. The disconnect cases use a raw TCP socket that sends part
  * of a body and is destroyed, as a dropped client would.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { Host, openSession } from "../helpers/host.ts";
+import { type Host, openSession, useSharedHost } from "../helpers/host.ts";
 
 interface Rec {
 	id: string;
@@ -39,14 +39,7 @@ function payload(size: number): Uint8Array {
 describe("/blob on a real host", () => {
 	let host: Host;
 
-	beforeAll(async () => {
-		host = await Host.start();
-	}, 60_000);
-
-	afterAll(async () => {
-		await host.stop();
-		host.cleanup();
-	});
+	useSharedHost({}, h => ({ host } = h));
 
 	const url = (query: string) => new URL(`/blob?${query}`, host.url);
 	const auth = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${host.token}`, ...extra });

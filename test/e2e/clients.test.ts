@@ -2,25 +2,18 @@
  * Real clients against a real host: the official MCP SDK client, and a second, unmodified omp whose
  * own MCP client is configured through `~/.omp/agent/mcp.json` (host facts §12).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Host } from "../helpers/host.ts";
+import { Host, useSharedHost } from "../helpers/host.ts";
 
 const CALLER_PROBE = join(import.meta.dir, "..", "fixtures", "mcp-caller-ext.ts");
 
 let host: Host;
 
-beforeAll(async () => {
-	host = await Host.start();
-}, 60_000);
-
-afterAll(async () => {
-	await host.stop();
-	host.cleanup();
-});
+useSharedHost({}, h => ({ host } = h));
 
 async function sdkClient(token = host.token): Promise<Client> {
 	const client = new Client({ name: "a2a-e2e", version: "0.0.0" });

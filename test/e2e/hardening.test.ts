@@ -2,12 +2,12 @@
  * Load, fuzz and faults against the real host. CI runs reduced sizes; A2A_FULL=1 runs the sizes of
  * the issue (10,000 + 10,000 calls over 64 sessions, 20,000 fuzz requests).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { buildRequest, requestArb, type Sample } from "../helpers/arbitraries.ts";
-import { callTool, canConnect, Host, openSession, rpcPost, withHost } from "../helpers/host.ts";
+import { callTool, canConnect, type Host, openSession, rpcPost, useSharedHost, withHost } from "../helpers/host.ts";
 import { runLoadInChild } from "../helpers/loadgen.ts";
 
 const FULL = process.env.A2A_FULL === "1";
@@ -21,13 +21,7 @@ const MiB = 1024 * 1024;
 
 describe("load", () => {
 	let host: Host;
-	beforeAll(async () => {
-		host = await Host.start();
-	}, 60_000);
-	afterAll(async () => {
-		await host.stop();
-		host.cleanup();
-	});
+	useSharedHost({}, h => ({ host } = h));
 
 	test(`${LOAD_PER_KIND} tools/call read + ${LOAD_PER_KIND} tools/list over 64 sessions: no errors, RSS and fds back`, async () => {
 		const file = join(host.cwd, "small.txt");
@@ -67,13 +61,7 @@ describe("load", () => {
 
 describe("end-to-end fuzz", () => {
 	let host: Host;
-	beforeAll(async () => {
-		host = await Host.start();
-	}, 60_000);
-	afterAll(async () => {
-		await host.stop();
-		host.cleanup();
-	});
+	useSharedHost({}, h => ({ host } = h));
 
 	/** Fuzz bodies may name tools; only `read` (and unknown names) may reach a real host. */
 	const isSafe = (s: Sample): boolean => {

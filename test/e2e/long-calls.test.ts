@@ -2,13 +2,13 @@
  * Long calls against the real host: progress over SSE, keep-alives, no idle cut, background-job
  * takeover, cancellation and the in-flight cap. The 75 s cases run in CI (marked in their names).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { modelsYml, startFakeModel } from "../helpers/fake-model.ts";
-import { callTool, Host, openSession, rawHttp, rpcPost } from "../helpers/host.ts";
+import { callTool, Host, openSession, rawHttp, rpcPost, useSharedHost } from "../helpers/host.ts";
 
 const FAST_BACKGROUND = { ".omp/agent/config.yml": "bash:\n  autoBackground:\n    thresholdMs: 2000\n" };
 
@@ -61,14 +61,7 @@ const cancel = (host: Host, sid: string, requestId: number) =>
 describe("progress and response modes", () => {
 	let host: Host;
 	let sid: string;
-	beforeAll(async () => {
-		host = await Host.start();
-		sid = await openSession(host);
-	}, 60_000);
-	afterAll(async () => {
-		await host.stop();
-		host.cleanup();
-	});
+	useSharedHost({ session: true }, h => ({ host, sid } = h));
 
 	test("SDK client: a line every 0.5 s for 10 s -> >= 10 progress notifications, the 5 s timeout never fires", async () => {
 		const client = await sdkClient(host);
@@ -130,14 +123,7 @@ describe("progress and response modes", () => {
 describe("cancellation", () => {
 	let host: Host;
 	let sid: string;
-	beforeAll(async () => {
-		host = await Host.start();
-		sid = await openSession(host);
-	}, 60_000);
-	afterAll(async () => {
-		await host.stop();
-		host.cleanup();
-	});
+	useSharedHost({ session: true }, h => ({ host, sid } = h));
 
 	test("JSON request: notifications/cancelled -> -32800 at once, the process is killed, done has cancelled:true", async () => {
 		const marker = `cancel-${crypto.randomUUID()}`;
@@ -192,14 +178,7 @@ describe("cancellation", () => {
 describe("cancellation and the cap while waiting for approval", () => {
 	let host: Host;
 	let sid: string;
-	beforeAll(async () => {
-		host = await Host.start({ args: ["--approval-mode", "always-ask"] });
-		sid = await openSession(host);
-	}, 60_000);
-	afterAll(async () => {
-		await host.stop();
-		host.cleanup();
-	});
+	useSharedHost({ args: ["--approval-mode", "always-ask"], session: true }, h => ({ host, sid } = h));
 
 	test("a call in an approval prompt is answered at once; approving later does not run it", async () => {
 		const marker = `appr-${crypto.randomUUID()}`;

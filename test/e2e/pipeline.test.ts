@@ -2,24 +2,16 @@
  * The request pipeline over real HTTP against the pinned omp host: one assertion per row of the
  * error table (status, JSON-RPC code, headers), checked on the wire, plus sessions.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { ERRORS, type ErrorKind } from "../../src/errors.ts";
 import { MAX_SESSIONS } from "../../src/sessions.ts";
-import { Host, openSession, rpcPost } from "../helpers/host.ts";
+import { type Host, openSession, rpcPost, useSharedHost } from "../helpers/host.ts";
 
 let host: Host;
 let sid: string;
 
-beforeAll(async () => {
-	host = await Host.start();
-	sid = await openSession(host);
-}, 60_000);
-
-afterAll(async () => {
-	await host.stop();
-	host.cleanup();
-});
+useSharedHost({ session: true }, h => ({ host, sid } = h));
 
 async function expectRow(res: Response, kind: ErrorKind, id: unknown = null): Promise<Record<string, unknown>> {
 	const row = ERRORS[kind];

@@ -323,6 +323,26 @@ export async function withHost<T>(opts: HostOptions, fn: (host: Host) => Promise
 	}
 }
 
+/**
+ * The same, handed to `bind` once booted (with an open MCP session when `session` is set), so a
+ * describe keeps plain `host`/`sid` variables: `useSharedHost({ session: true }, h => ({ host, sid } = h))`.
+ */
+export function useSharedHost(
+	opts: HostOptions & { session?: boolean },
+	bind: (h: { host: Host; sid: string }) => void,
+): void {
+	const { session, ...hostOpts } = opts;
+	let current: Host | undefined;
+	beforeAll(async () => {
+		current = await Host.start(hostOpts);
+		bind({ host: current, sid: session ? await openSession(current) : "" });
+	}, 60_000);
+	afterAll(async () => {
+		await current?.stop();
+		current?.cleanup();
+	});
+}
+
 /** One host for every test of the enclosing describe (or file): booted before, stopped after. */
 export function sharedHost(opts: HostOptions = {}): { readonly host: Host } {
 	let current: Host | undefined;
