@@ -19,8 +19,8 @@ import {
 } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "bun";
 import { Host } from "../test/helpers/host.ts";
+import { type Child, startChild } from "./child.ts";
 
 const MIB = 1024 * 1024;
 const SIZE_MIB = Number(process.env.BLOB_BENCH_MIB ?? 1024);
@@ -87,29 +87,6 @@ async function timeDownload(url: string, headers: Record<string, string>): Promi
 	return ms;
 }
 
-async function startBare(): Promise<{ port: number; stop(): Promise<void> }> {
-	const proc = spawn({
-		cmd: [process.execPath, join(import.meta.dir, "blob-bare-server.ts")],
-		stdout: "pipe",
-		stderr: "inherit",
-	});
-	const reader = proc.stdout.getReader();
-	let text = "";
-	while (!text.includes("\n")) {
-		const { done, value } = await reader.read();
-		if (done) throw new Error("bare server exited before printing its port");
-		text += new TextDecoder().decode(value);
-	}
-	reader.releaseLock();
-	return {
-		port: Number(text.trim()),
-		stop: async () => {
-			proc.kill("SIGTERM");
-			await proc.exited;
-		},
-	};
-}
-
 interface Best {
 	up: number;
 	down: number;
@@ -119,7 +96,7 @@ export async function runBlobBench(): Promise<void> {
 	const dir = mkdtempSync(join(tmpdir(), "blob-bench-"));
 	const src = join(dir, "source.bin");
 	let host: Host | undefined;
-	let bare: Awaited<ReturnType<typeof startBare>> | undefined;
+	let bare: Child | undefined;
 	try {
 		console.log(`blob bench: ${SIZE_MIB} MiB, ${ROUNDS} rounds, best round reported`);
 		makeSource(src);
@@ -132,7 +109,7 @@ export async function runBlobBench(): Promise<void> {
 			rmSync(join(dir, "copy.bin"));
 		}
 		host = await Host.start();
-		bare = await startBare();
+		bare = await startChild("blob-bare-server.ts");
 		const auth = { authorization: `Bearer ${host.token}` };
 		const pid = host.proc.pid;
 		// Boot work and first-request one-offs (JIT, route setup) are not per-GiB growth: settle, warm up, then measure.

@@ -14,9 +14,9 @@
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { spawn } from "bun";
 import { Host } from "../test/helpers/host.ts";
-import { type LoadResult, type LoadSpec, runLoadInChild } from "../test/helpers/loadgen.ts";
+import { initialize, type LoadResult, type LoadSpec, runLoadInChild } from "../test/helpers/loadgen.ts";
+import { startChild } from "./child.ts";
 
 const SECONDS = Number(process.env.MCP_BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.MCP_BENCH_ROUNDS ?? 3);
@@ -69,32 +69,6 @@ const procStatusKiB = (pid: number, field: "VmRSS" | "VmHWM"): number => {
 	return Number(m[1]);
 };
 
-/** Spawns one of the bench servers as its own process and reads the port it prints. */
-async function startChild(file: string, env: Record<string, string> = {}) {
-	const proc = spawn({
-		cmd: [process.execPath, join(import.meta.dir, file)],
-		env: { ...process.env, ...env },
-		stdout: "pipe",
-		stderr: "inherit",
-	});
-	const reader = proc.stdout.getReader();
-	let text = "";
-	while (!text.includes("\n")) {
-		const { done, value } = await reader.read();
-		if (done) throw new Error(`${file} exited before printing its port`);
-		text += new TextDecoder().decode(value);
-	}
-	reader.releaseLock();
-	return {
-		pid: proc.pid,
-		url: `http://127.0.0.1:${Number(text.trim())}/`,
-		stop: async () => {
-			proc.kill("SIGTERM");
-			await proc.exited;
-		},
-	};
-}
-
 function load(c: Contender, sessions: number, total: number, messages: LoadSpec["messages"]): Promise<LoadResult> {
 	return runLoadInChild({
 		url: c.url,
@@ -130,18 +104,7 @@ async function bodyBytes(c: Contender, method: string): Promise<number> {
 		"content-type": "application/json",
 		accept: "application/json, text/event-stream",
 	};
-	const init = await fetch(c.url, {
-		method: "POST",
-		headers: base,
-		body: JSON.stringify({
-			jsonrpc: "2.0",
-			id: 0,
-			method: "initialize",
-			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } },
-		}),
-	});
-	await init.text();
-	const sid = init.headers.get("mcp-session-id") ?? "";
+	const sid = (await initialize(c.url, base, "bench")) ?? "";
 	const res = await fetch(c.url, {
 		method: "POST",
 		headers: { ...base, "mcp-session-id": sid },

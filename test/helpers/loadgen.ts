@@ -28,6 +28,22 @@ export interface LoadResult {
 const percentile = (sorted: number[], p: number): number =>
 	sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
 
+/** `initialize` with the given headers; resolves the session id the server issued (null if none). */
+export async function initialize(url: string, headers: Record<string, string>, client: string): Promise<string | null> {
+	const res = await fetch(url, {
+		method: "POST",
+		headers,
+		body: JSON.stringify({
+			jsonrpc: "2.0",
+			id: 0,
+			method: "initialize",
+			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: client, version: "0" } },
+		}),
+	});
+	await res.text();
+	return res.headers.get("mcp-session-id");
+}
+
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 	const base = {
 		authorization: `Bearer ${spec.token}`,
@@ -40,19 +56,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 			sids.push(null);
 			continue;
 		}
-		const res = await fetch(spec.url, {
-			method: "POST",
-			headers: base,
-			body: JSON.stringify({
-				jsonrpc: "2.0",
-				id: 0,
-				method: "initialize",
-				params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "loadgen", version: "0" } },
-			}),
-		});
-		await res.text();
-		sids.push(res.headers.get("mcp-session-id"));
-		const sid = sids.at(-1);
+		const sid = await initialize(spec.url, base, "loadgen");
+		sids.push(sid);
 		if (sid) {
 			const n = await fetch(spec.url, {
 				method: "POST",
