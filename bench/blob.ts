@@ -3,7 +3,8 @@
  * inside a real host, the same through a bare Bun server with no logic (the ceiling of HTTP here),
  * and a plain local file copy for context. Prints MB/s (10^6 bytes/s), the bridge/bare ratios and the
  * host's VmHWM growth. Targets: ≥ 0.85 × bare both ways, ≤ 64 MiB growth. Env: BLOB_BENCH_MIB
- * (size, default 1024), BLOB_BENCH_ROUNDS (default 3; the best round of each is reported).
+ * (size, default 1024), BLOB_BENCH_ROUNDS (default 3; medians are reported). Returns the figures
+ * so that `bun run bench` can put them in its one combined table.
  */
 import { createHash } from "node:crypto";
 import {
@@ -87,27 +88,46 @@ async function timeDownload(url: string, headers: Record<string, string>): Promi
 	return ms;
 }
 
-interface Best {
+interface Times {
 	up: number;
 	down: number;
 }
 
-export async function runBlobBench(): Promise<void> {
+/** What `bun run bench` puts into the one combined table (MB/s, medians of the rounds; MiB). */
+export interface BlobResult {
+	sizeMiB: number;
+	rounds: number;
+	bridge: Times;
+	bareSync: Times;
+	bareBunWrite: Times;
+	copy: number;
+	hwmGrowthMiB: number;
+	rssGrowthMiB: number;
+}
+
+const median = (xs: number[]): number => {
+	const s = [...xs].sort((a, b) => a - b);
+	const mid = Math.floor(s.length / 2);
+	return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+
+export async function runBlobBench(): Promise<BlobResult> {
 	const dir = mkdtempSync(join(tmpdir(), "blob-bench-"));
 	const src = join(dir, "source.bin");
 	let host: Host | undefined;
 	let bare: Child | undefined;
 	try {
-		console.log(`blob bench: ${SIZE_MIB} MiB, ${ROUNDS} rounds, best round reported`);
+		console.log(`blob bench: ${SIZE_MIB} MiB, ${ROUNDS} interleaved rounds, medians`);
 		makeSource(src);
 		const srcSha = await sha256File(src);
-		let copyMs = Infinity;
+		const copyRuns: number[] = [];
 		for (let r = 0; r < ROUNDS; r++) {
 			const t0 = performance.now();
 			copyFileSync(src, join(dir, "copy.bin"));
-			copyMs = Math.min(copyMs, performance.now() - t0);
+			copyRuns.push(performance.now() - t0);
 			rmSync(join(dir, "copy.bin"));
 		}
+		const copyMs = median(copyRuns);
 		host = await Host.start();
 		bare = await startChild("blob-bare-server.ts");
 		const auth = { authorization: `Bearer ${host.token}` };
@@ -124,14 +144,14 @@ export async function runBlobBench(): Promise<void> {
 		let rssPeak = rssBefore;
 		let hwmAfterFirstUpload = 0;
 		const loadBefore = loadavg()[0] ?? 0;
-		const best: Record<"bridge" | "bare-sync" | "bare-bunwrite", Best> = {
-			bridge: { up: Infinity, down: Infinity },
-			"bare-sync": { up: Infinity, down: Infinity },
-			"bare-bunwrite": { up: Infinity, down: Infinity },
+		const runs: Record<"bridge" | "bare-sync" | "bare-bunwrite", { up: number[]; down: number[] }> = {
+			bridge: { up: [], down: [] },
+			"bare-sync": { up: [], down: [] },
+			"bare-bunwrite": { up: [], down: [] },
 		};
 		for (let r = 0; r < ROUNDS; r++) {
 			// Interleaved so that load from elsewhere on the machine hits every contender alike.
-			for (const who of Object.keys(best) as Array<keyof typeof best>) {
+			for (const who of Object.keys(runs) as Array<keyof typeof runs>) {
 				const dst = join(dir, `${who}-${r}.bin`);
 				const q = `path=${encodeURIComponent(dst)}`;
 				const base =
@@ -148,13 +168,17 @@ export async function runBlobBench(): Promise<void> {
 				}
 				const down = await timeDownload(base, headers);
 				if (sampler) clearInterval(sampler);
-				best[who] = { up: Math.min(best[who].up, up), down: Math.min(best[who].down, down) };
+				runs[who].up.push(up);
+				runs[who].down.push(down);
 				rmSync(dst);
 			}
 		}
 		const hwmAfter = vmHwmKiB(pid);
 		const loadAfter = loadavg()[0] ?? 0;
-		const ceiling: Best = {
+		const best = Object.fromEntries(
+			Object.entries(runs).map(([who, t]) => [who, { up: median(t.up), down: median(t.down) }]),
+		) as Record<keyof typeof runs, Times>;
+		const ceiling: Times = {
 			up: Math.min(best["bare-sync"].up, best["bare-bunwrite"].up),
 			down: Math.min(best["bare-sync"].down, best["bare-bunwrite"].down),
 		};
@@ -167,7 +191,7 @@ export async function runBlobBench(): Promise<void> {
 		const growthMiB = (hwmAfter - hwmBefore) / 1024;
 		const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
 		console.log("");
-		console.log(row("path (MB/s, best round)", "upload", "download"));
+		console.log(row(`path (MB/s, median of ${ROUNDS})`, "upload", "download"));
 		console.log(`|${"-".repeat(36)}|${"-".repeat(11)}|${"-".repeat(11)}|`);
 		console.log(row("bridge /blob (in the omp host)", fmt(best.bridge.up), fmt(best.bridge.down)));
 		console.log(row("bare Bun server, writeSync per chunk", fmt(best["bare-sync"].up), fmt(best["bare-sync"].down)));
@@ -196,6 +220,16 @@ export async function runBlobBench(): Promise<void> {
 		console.log(
 			`targets: upload ≥ ${TARGET_RATIO} × bare ${verdict(upRatio >= TARGET_RATIO)}, download ≥ ${TARGET_RATIO} × bare ${verdict(downRatio >= TARGET_RATIO)}, VmHWM growth ≤ ${TARGET_GROWTH_MIB} MiB ${verdict(growthMiB <= TARGET_GROWTH_MIB)}, sampled RSS growth ≤ ${TARGET_GROWTH_MIB} MiB ${verdict((rssPeak - rssBefore) / 1024 <= TARGET_GROWTH_MIB)}`,
 		);
+		return {
+			sizeMiB: SIZE_MIB,
+			rounds: ROUNDS,
+			bridge: { up: mbps(SIZE, best.bridge.up), down: mbps(SIZE, best.bridge.down) },
+			bareSync: { up: mbps(SIZE, best["bare-sync"].up), down: mbps(SIZE, best["bare-sync"].down) },
+			bareBunWrite: { up: mbps(SIZE, best["bare-bunwrite"].up), down: mbps(SIZE, best["bare-bunwrite"].down) },
+			copy: mbps(SIZE, copyMs),
+			hwmGrowthMiB: growthMiB,
+			rssGrowthMiB: (rssPeak - rssBefore) / 1024,
+		};
 	} finally {
 		await bare?.stop();
 		if (host) {

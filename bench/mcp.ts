@@ -16,6 +16,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { Host } from "../test/helpers/host.ts";
 import { initialize, type LoadResult, type LoadSpec, runLoadInChild } from "../test/helpers/loadgen.ts";
+import type { BlobResult } from "./blob.ts";
 import { startChild } from "./child.ts";
 
 const SECONDS = Number(process.env.MCP_BENCH_SECONDS ?? 2);
@@ -117,8 +118,56 @@ const fmtRps = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : "–");
 const fmtMs = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
 const fmtLat = (p50: number, p99: number) => `${fmtMs(p50)} / ${fmtMs(p99)}`;
 const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
+const TARGET_BLOB_VS_BARE = 0.85;
+const TARGET_BLOB_GROWTH_MIB = 64;
 
-export async function runMcpBench(): Promise<void> {
+/** The /blob rows: MB/s in the bare / bridge columns, the ratio to the faster bare server, host VmHWM growth. */
+function blobRows(b: BlobResult): string[][] {
+	const cell = (x: number) => x.toFixed(0);
+	const dir = (label: string, key: "up" | "down") => {
+		const bare = Math.max(b.bareSync[key], b.bareBunWrite[key]);
+		const ratio = b.bridge[key] / bare;
+		const target = `≥ ${TARGET_BLOB_VS_BARE} × bare`;
+		return [
+			`/blob ${label} 1 GiB, MB/s (median of ${b.rounds})`,
+			cell(bare),
+			cell(b.bridge[key]),
+			"–",
+			`${ratio.toFixed(2)} ×`,
+			"",
+			target,
+			verdict(ratio >= TARGET_BLOB_VS_BARE),
+		];
+	};
+	return [
+		dir("upload", "up"),
+		dir("download", "down"),
+		[
+			`/blob bare servers up / down MB/s: writeSync, Bun.write`,
+			`${cell(b.bareSync.up)}, ${cell(b.bareBunWrite.up)} / ${cell(b.bareSync.down)}, ${cell(b.bareBunWrite.down)}`,
+			"",
+			"",
+			"",
+			"",
+			"",
+			"",
+		],
+		["local file copy (copyFileSync), MB/s", cell(b.copy), "", "", "", "", "", ""],
+		[
+			"host VmHWM growth over the /blob rounds, MiB",
+			"",
+			`+${b.hwmGrowthMiB.toFixed(1)}`,
+			"",
+			"",
+			"",
+			`≤ ${TARGET_BLOB_GROWTH_MIB} MiB`,
+			verdict(b.hwmGrowthMiB <= TARGET_BLOB_GROWTH_MIB),
+		],
+	];
+}
+
+/** Prints the combined table; `blob` adds the /blob rows (bench/blob.ts runs first under `bun run bench`). */
+export async function runMcpBench(blob?: BlobResult): Promise<void> {
 	let host: Host | undefined;
 	const children: Array<{ stop(): Promise<void> }> = [];
 	try {
@@ -282,6 +331,7 @@ export async function runMcpBench(): Promise<void> {
 			"",
 		]);
 		const memCell = (who: Who) => `${mem[who].rss.toFixed(1)} / ${mem[who].hwm.toFixed(1)}`;
+		if (blob) rows.push(...blobRows(blob));
 		rows.push([
 			"process VmRSS / VmHWM MiB, after the run",
 			memCell("bare"),
@@ -322,9 +372,7 @@ export async function runMcpBench(): Promise<void> {
 		);
 		for (const r of rows) console.log(line(r));
 		console.log("");
-		console.log(
-			"/blob up/down MB/s (bridge, bare streaming server, local copy): bench/blob.ts prints its numbers and returns none, so it runs right after this benchmark (`== blob`) with its own table.",
-		);
+		if (!blob) console.log("/blob rows: run `bun run bench` (it runs bench/blob.ts first and puts its figures here).");
 		console.log(
 			`targets: ping ×32 ≥ ${TARGET_VS_BARE} × bare: ${verdict(pingVsBare >= TARGET_VS_BARE)} (${pingVsBare.toFixed(2)}); ` +
 				`ping ×32 ≥ ${TARGET_VS_SDK} × SDK: ${verdict(pingVsSdk >= TARGET_VS_SDK)} (${pingVsSdk.toFixed(2)}); ` +

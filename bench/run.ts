@@ -1,13 +1,11 @@
-/** `bun run bench`: runs each benchmark in turn. Benchmarks are not tests: they print, they do not assert. */
+/**
+ * `bun run bench`: the /blob benchmark, then the MCP benchmark, which prints one table with both. Benchmarks
+ * are not tests: they print, they do not assert.
+ */
 import { runBlobBench } from "./blob.ts";
 import { runMcpBench } from "./mcp.ts";
 
-const BENCHMARKS: Array<[string, () => Promise<void>]> = [
-	["mcp", runMcpBench],
-	["blob", runBlobBench],
-];
-
-for (const [name, run] of BENCHMARKS) {
-	console.log(`== ${name}`);
-	await run();
-}
+console.log("== blob (details; its figures go into the table below)");
+const blob = await runBlobBench();
+console.log("\n== mcp");
+await runMcpBench(blob);

@@ -13,7 +13,7 @@ export async function readBodyLimited(req: Request, max: number): Promise<BodyRe
 	// A declared length without Transfer-Encoding lets the runtime read the body in one piece and stop
 	// there, so the limit holds. This path never touches `req.body`, which would build a stream for nothing.
 	if (declared !== null && !chunked) {
-		const bytes = new Uint8Array(await req.arrayBuffer());
+		const bytes = await req.bytes();
 		return bytes.byteLength > max ? { ok: false, kind: "body_too_large" } : { ok: true, bytes };
 	}
 	if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
