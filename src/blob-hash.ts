@@ -8,6 +8,8 @@ import { readSync } from "node:fs";
 const HASH_BUFFER_BYTES = 1024 * 1024;
 /** A worker costs a thread and a few MiB; below this size hashing afterwards is cheaper. */
 export const FOLLOW_MIN_BYTES = 8 * 1024 * 1024;
+/** Workers at once: each is a thread with its own heap; uploads past this hash afterwards instead. */
+export const MAX_FOLLOWERS = 2;
 /** How long the worker sleeps when it has caught up with the writer. */
 const POLL_MS = 5;
 /** Bound on waiting for a cancelled worker to let go of the file descriptor. */
@@ -64,9 +66,11 @@ function followWorker(): void {
 }
 
 let workerUrl: string | undefined;
+let active = 0;
 
 /** Starts hashing `fd` from `start` as it grows; null when no worker can be started (hash afterwards). */
 export function followHash(fd: number, start: number): FollowHash | null {
+	if (active >= MAX_FOLLOWERS) return null;
 	let worker: Worker;
 	try {
 		workerUrl ??= URL.createObjectURL(new Blob([`(${followWorker.toString()})()`], { type: "application/javascript" }));
@@ -74,6 +78,8 @@ export function followHash(fd: number, start: number): FollowHash | null {
 	} catch {
 		return null;
 	}
+	active++;
+	let released = false;
 	const shared = new SharedArrayBuffer(16);
 	const state = new Int32Array(shared, 0, 1);
 	const reply = new Promise<{ digest?: string; error?: string; cancelled?: boolean }>(resolve => {
@@ -89,7 +95,11 @@ export function followHash(fd: number, start: number): FollowHash | null {
 		try {
 			return await p;
 		} finally {
-			worker.terminate();
+			if (!released) {
+				released = true;
+				worker.terminate();
+				active--;
+			}
 		}
 	};
 	return {

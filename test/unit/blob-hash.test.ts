@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { followHash, hashRange } from "../../src/blob-hash.ts";
+import { followHash, hashRange, MAX_FOLLOWERS } from "../../src/blob-hash.ts";
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 const chunk = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
@@ -57,6 +57,21 @@ describe("followHash", () => {
 		const viaWorker = await follower?.finish(size);
 		expect(viaWorker).toBe(await hashRange(fd, 17, size - 17));
 		expect(viaWorker).toBe(sha(readFileSync(path).subarray(17)));
+		closeSync(fd);
+	});
+
+	test(`at most ${MAX_FOLLOWERS} workers at once: the next upload gets null (hash afterwards) until one ends`, async () => {
+		const { fd } = open();
+		writeSync(fd, chunk(1024, 5));
+		const running = Array.from({ length: MAX_FOLLOWERS }, () => followHash(fd, 0));
+		expect(running.every(f => f !== null)).toBe(true);
+		expect(followHash(fd, 0)).toBeNull();
+		await running[0]?.finish(1024);
+		await running[0]?.cancel(); // a second settle must not free a second slot
+		const next = followHash(fd, 0);
+		expect(next).not.toBeNull();
+		expect(followHash(fd, 0)).toBeNull();
+		for (const f of [next, ...running.slice(1)]) await f?.cancel();
 		closeSync(fd);
 	});
 });
