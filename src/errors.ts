@@ -54,12 +54,19 @@ export function notFound(): Response {
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 
 export function rpcResult(id: RpcId, result: unknown, headers?: Record<string, string>): Response {
-	return rpcResultJson(id, JSON.stringify(result ?? null), headers);
+	return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result ?? null)}}`, {
+		status: 200,
+		headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+	});
 }
 
-/** The same answer around a result that is already JSON text (spliced, not parsed again). */
-export function rpcResultJson(id: RpcId, resultJson: string, headers?: Record<string, string>): Response {
-	return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`, {
+/**
+ * The same answer around a result that is already JSON (a shared Blob): the body is assembled in native
+ * memory, freed when the response is sent, so a large cached result leaves no per-request garbage.
+ */
+export function rpcResultJson(id: RpcId, result: Blob, headers?: Record<string, string>): Response {
+	const body = new Blob([`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, result, "}"]);
+	return new Response(body, {
 		status: 200,
 		headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
 	});

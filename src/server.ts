@@ -57,7 +57,7 @@ export class BridgeServer {
 	#token: string;
 	#fingerprint: string;
 	#unauthorized = 0;
-	#listMemo: { list: readonly McpTool[]; json: string } | null = null;
+	#listMemo: { list: readonly McpTool[]; json: Blob } | null = null;
 	#hostMemo: { host: string | null; origin: string | null; result: HostOriginResult } | null = null;
 	readonly #deps: BridgeDeps;
 	readonly #opts: ServerOptions;
@@ -219,9 +219,9 @@ export class BridgeServer {
 	}
 
 	/** The catalog is about 55 KB of JSON: serialized again only when listTools hands out a new list. */
-	#toolsJson(): string {
+	#toolsJson(): Blob {
 		const list = this.#deps.listTools();
-		if (this.#listMemo?.list !== list) this.#listMemo = { list, json: JSON.stringify({ tools: list }) };
+		if (this.#listMemo?.list !== list) this.#listMemo = { list, json: new Blob([JSON.stringify({ tools: list })]) };
 		return this.#listMemo.json;
 	}
 
