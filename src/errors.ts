@@ -52,12 +52,11 @@ export function notFound(): Response {
 }
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;
+const jsonHeaders = (extra?: Record<string, string>) => (extra ? { ...JSON_HEADERS, ...extra } : JSON_HEADERS);
 
 export function rpcResult(id: RpcId, result: unknown, headers?: Record<string, string>): Response {
-	return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result ?? null)}}`, {
-		status: 200,
-		headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
-	});
+	const body = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result ?? null)}}`;
+	return new Response(body, { status: 200, headers: jsonHeaders(headers) });
 }
 
 /**
@@ -66,8 +65,5 @@ export function rpcResult(id: RpcId, result: unknown, headers?: Record<string, s
  */
 export function rpcResultJson(id: RpcId, result: Blob, headers?: Record<string, string>): Response {
 	const body = new Blob([`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, result, "}"]);
-	return new Response(body, {
-		status: 200,
-		headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
-	});
+	return new Response(body, { status: 200, headers: jsonHeaders(headers) });
 }

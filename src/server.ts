@@ -110,7 +110,7 @@ export class BridgeServer {
 		}
 	};
 
-	// Not async: a request refused by a guard costs no promise, and the awaits below stay few.
+	// Not async: the guards are synchronous; only the routes' handlers return promises.
 	#pipeline(req: Request): Response | Promise<Response> {
 		const route = this.#route(requestPath(req.url));
 		if (route === null) return notFound();
@@ -219,7 +219,7 @@ export class BridgeServer {
 	}
 
 	/** The catalog is about 55 KB of JSON: serialized again only when listTools hands out a new list. */
-	#toolsJson(): Blob {
+	#toolsBlob(): Blob {
 		const list = this.#deps.listTools();
 		if (this.#listMemo?.list !== list) this.#listMemo = { list, json: new Blob([JSON.stringify({ tools: list })]) };
 		return this.#listMemo.json;
@@ -237,7 +237,7 @@ export class BridgeServer {
 			case "ping":
 				return rpcResult(msg.id, {});
 			case "tools/list":
-				return rpcResultJson(msg.id, this.#toolsJson());
+				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call":
 				return this.calls.start(msg.id, msg.params, session.sid, req.headers.get("accept"));
 			default:
