@@ -1,12 +1,12 @@
 /**
  * Loaded into the benchmark host with `-e`: `/bench-read <path> <n> <tag>` runs the Main session's
- * `read` tool n times in-process, called the way src/bridge.ts calls it (registry lookup, then
+ * `read` tool n times in-process, called the way src/host/bridge.ts calls it (registry lookup, then
  * `execute(id, args, signal, undefined, undefined)`), and writes
  * `BENCH-READ <tag> n=… errors=… p50=… p99=…` (ms) to stderr: the host's stdout is its rpc channel.
  */
 import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
 import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
-import type { HostSession } from "../src/bridge.ts";
+import type { HostSession } from "../src/host/bridge.ts";
 
 const percentile = (sorted: number[], p: number): number =>
 	sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);

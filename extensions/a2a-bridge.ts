@@ -1,6 +1,6 @@
 /**
  * pi-a2a-ext entry: serves an MCP endpoint from inside the running omp host.
- * This file and `src/bridge.ts` are the only places that touch the host. The endpoint belongs to
+ * This file and `src/host/` are the only places that touch the host. The endpoint belongs to
  * the process, not to a binding: subagents re-run this factory, so state lives on `globalThis`.
  */
 
@@ -14,16 +14,14 @@ import {
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
-import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit.ts";
-import { createBlobRoute } from "../src/blob.ts";
-import { type HostAccess, HostBridge, type HostSession } from "../src/bridge.ts";
-import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/commands.ts";
-import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config.ts";
-import { loadConfig, rotateToken } from "../src/config-file.ts";
-import { createHostLlmRoute } from "../src/host-llm.ts";
-import { type Binding, bindBun, Endpoint } from "../src/listen.ts";
-import { BridgeServer, type ExtraRoute } from "../src/server.ts";
-import { Takeover } from "../src/takeover.ts";
+import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
+import { createBlobRoute } from "../src/blob/route.ts";
+import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
+import { loadConfig, rotateToken } from "../src/config/file.ts";
+import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
+import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
+import { type HostAccess, HostBridge, type HostSession } from "../src/host/bridge.ts";
+import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/host/commands.ts";
 import {
 	CLAIM_API_KEY,
 	DENY_API,
@@ -31,7 +29,9 @@ import {
 	type HostSettings,
 	type ModelRow,
 	type TakeoverHost,
-} from "../src/takeover-plan.ts";
+} from "../src/takeover/plan.ts";
+import { createHostLlmRoute } from "../src/takeover/route.ts";
+import { Takeover } from "../src/takeover/takeover.ts";
 
 interface Running {
 	binding: Binding;

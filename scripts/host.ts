@@ -3,14 +3,14 @@
  * checkout's bridge, prints where to connect, relays the host's notifications, answers its approval
  * prompts and serves until Ctrl-C. omp runs in its own session (setsid), so a terminal's Ctrl-C reaches
  * only this process, which closes omp's stdin (omp's own graceful shutdown) and then checks that the
- * port is released and no process of omp's session is left. The pure parts are in `src/host-cli.ts`.
+ * port is released and no process of omp's session is left. The pure parts are in `src/headless/`.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Subprocess, spawn } from "bun";
-import { defaultConfigPath } from "../src/config.ts";
-import { type HostArgs, parseHostArgs, USAGE } from "../src/host-args.ts";
-import { Approver, describeDecision } from "../src/host-cli.ts";
+import { defaultConfigPath } from "../src/config/config.ts";
+import { type HostArgs, parseHostArgs, USAGE } from "../src/headless/args.ts";
+import { Approver, describeDecision } from "../src/headless/cli.ts";
 import {
 	answerFrame,
 	cancelFrame,
@@ -20,7 +20,7 @@ import {
 	parseAnnouncement,
 	promptFrame,
 	readFrame,
-} from "../src/host-frames.ts";
+} from "../src/headless/frames.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OMP_PKG = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent");

@@ -5,7 +5,7 @@
  * so it does not show up in `ps`.
  */
 import { readFileSync } from "node:fs";
-import { defaultConfigPath } from "../src/config.ts";
+import { defaultConfigPath } from "../src/config/config.ts";
 
 /** Long enough for someone to answer an approval prompt on the host's terminal. */
 const CALL_TIMEOUT_MS = 5 * 60_000;

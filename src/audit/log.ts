@@ -1,0 +1,133 @@
+/**
+ * JSONL audit log (contract §9). Invariants: one writer per process, and every write is a
+ * synchronous append, so records land in call order with no rotation race; a record is on disk
+ * when `write` returns; a failed write never throws into the request path; the file is 0600 from
+ * creation; arguments are redacted before they are serialized; the token never reaches the file.
+ */
+import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { CallAudit } from "../core/types.ts";
+import { redactArgs } from "./redact.ts";
+
+export const AUDIT_MAX_BYTES = 1024 * 1024;
+export const AUDIT_GENERATIONS = 3;
+const FAILURE_LOG_EVERY = 100;
+
+export function defaultAuditPath(env: Record<string, string | undefined> = process.env): string {
+	const fromEnv = env.A2A_BRIDGE_AUDIT;
+	return fromEnv && fromEnv.length > 0 ? fromEnv : join(homedir(), ".omp", "agent", "a2a-bridge.log");
+}
+
+export interface AuditRecord {
+	id: string;
+	sid: string | null;
+	phase: "start" | "done";
+	tool: string;
+	args: unknown;
+	isError?: boolean;
+	cancelled?: boolean;
+	[extra: string]: unknown;
+}
+
+export interface AuditOptions {
+	path: string;
+	log: (line: string) => void;
+	/** The live token, scrubbed from every line as a last line of defence. */
+	token?: () => string;
+	maxBytes?: number;
+	now?: () => Date;
+}
+
+export interface AuditLog {
+	path: string;
+	write(record: AuditRecord): void;
+	calls: CallAudit;
+	failures(): number;
+	flush(): Promise<void>;
+}
+
+export function createAuditLog(opts: AuditOptions): AuditLog {
+	const maxBytes = opts.maxBytes ?? AUDIT_MAX_BYTES;
+	const now = opts.now ?? (() => new Date());
+	let size: number | null = null;
+	let failed = 0;
+	// The file stays open between records; it is reopened after rotation, after a failure, and when
+	// someone removed or replaced it (fstat shows no links), so records never go to a lost inode.
+	let fd: number | null = null;
+	const close = (): void => {
+		if (fd !== null) {
+			try {
+				closeSync(fd);
+			} catch {}
+			fd = null;
+		}
+	};
+
+	const rotate = (): void => {
+		for (let g = AUDIT_GENERATIONS - 1; g >= 1; g--) {
+			try {
+				renameSync(`${opts.path}.${g}`, `${opts.path}.${g + 1}`);
+			} catch {
+				// A missing generation is normal until the log has rotated that often.
+			}
+		}
+		close();
+		renameSync(opts.path, `${opts.path}.1`);
+		size = 0;
+	};
+
+	const append = (line: string): void => {
+		if (fd !== null && fstatSync(fd).nlink === 0) close();
+		if (fd === null) {
+			fd = openSync(opts.path, "a", 0o600);
+			size = fstatSync(fd).size;
+		}
+		const bytes = Buffer.byteLength(line);
+		if (size !== null && size > 0 && size + bytes > maxBytes) {
+			rotate();
+			fd = openSync(opts.path, "a", 0o600);
+		}
+		writeSync(fd, line);
+		size = (size ?? 0) + bytes;
+	};
+
+	const write = (record: AuditRecord): void => {
+		const { id, sid, phase, tool, isError, args, ...rest } = record;
+		const ordered = { ts: now().toISOString(), id, sid, phase, tool, isError, args: redactArgs(args), ...rest };
+		let line = `${JSON.stringify(ordered)}\n`;
+		const token = opts.token?.();
+		if (token) line = line.split(token).join("<token>");
+		try {
+			append(line);
+		} catch (err) {
+			close();
+			size = null;
+			failed++;
+			if (failed === 1 || failed % FAILURE_LOG_EVERY === 0) {
+				const cause = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+				opts.log(`a2a-bridge: audit record not written to ${opts.path} (${cause}); ${failed} failed so far`);
+			}
+		}
+	};
+
+	return {
+		path: opts.path,
+		write,
+		calls: {
+			start: async c => write({ id: c.id, sid: c.sid, phase: "start", tool: c.tool, args: c.args }),
+			done: async c =>
+				write({
+					id: c.id,
+					sid: c.sid,
+					phase: "done",
+					tool: c.tool,
+					isError: c.isError,
+					args: c.args,
+					...(c.cancelled ? { cancelled: true } : {}),
+				}),
+		},
+		failures: () => failed,
+		flush: async () => close(),
+	};
+}

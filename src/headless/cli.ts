@@ -1,0 +1,169 @@
+/**
+ * The approval decision of the headless host (contract §11). Invariants: every approval prompt gets exactly
+ * one answer; silence or closed input means Deny; a line typed while no prompt is on screen is dropped, so
+ * type-ahead can never approve a later prompt. Nothing here touches processes, the real clock or stdio.
+ */
+import type { ApprovalsMode } from "./args.ts";
+import type { ApprovalPrompt } from "./frames.ts";
+
+export type Answer = "Approve" | "Deny";
+export interface Decision {
+	value: Answer;
+	reason: string;
+}
+
+export interface Clock {
+	setTimeout(fn: () => void, ms: number): unknown;
+	clearTimeout(handle: unknown): void;
+}
+
+export interface ApproverOptions {
+	mode: ApprovalsMode;
+	timeoutMs: number;
+	/** Terminal input (ask mode only): chunks of text, ended when the terminal closes. */
+	input?: AsyncIterable<string | Uint8Array>;
+	output: { write(text: string): void };
+	clock?: Clock;
+}
+
+const MAX_DETAIL_LINES = 12;
+const MAX_DETAIL_CHARS = 200;
+
+export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number): string {
+	const shown = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => {
+		const line = d.length > MAX_DETAIL_CHARS ? `${d.slice(0, MAX_DETAIL_CHARS)}…` : d;
+		return `  ${line}`;
+	});
+	if (prompt.details.length > MAX_DETAIL_LINES)
+		shown.push(`  … ${prompt.details.length - MAX_DETAIL_LINES} more lines`);
+	const queue = waiting > 0 ? ` (${waiting} more waiting)` : "";
+	return [
+		`\nApproval needed${queue}: ${prompt.tool}`,
+		...shown,
+		`Approve? [y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `,
+	].join("\n");
+}
+
+/** The one line printed for every decision, whatever the mode. */
+export function describeDecision(prompt: ApprovalPrompt, decision: Decision): string {
+	const what = prompt.details[0] ? ` (${prompt.details[0].slice(0, 120)})` : "";
+	return `approval: ${prompt.tool}${what} -> ${decision.value} (${decision.reason})`;
+}
+
+/** y/yes/a/approve -> Approve; n/no/d/deny/empty -> Deny; anything else -> ask again. */
+export function readAnswer(line: string): Answer | undefined {
+	const t = line.trim().toLowerCase();
+	if (["y", "yes", "a", "approve"].includes(t)) return "Approve";
+	if (["", "n", "no", "d", "deny"].includes(t)) return "Deny";
+	return undefined;
+}
+
+interface Pending {
+	prompt: ApprovalPrompt;
+	resolve(d: Decision): void;
+}
+
+const realClock: Clock = {
+	setTimeout: (fn, ms) => setTimeout(fn, ms),
+	clearTimeout: h => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+export class Approver {
+	readonly #opts: ApproverOptions;
+	readonly #clock: Clock;
+	readonly #queue: Pending[] = [];
+	#current: { pending: Pending; timer: unknown } | undefined;
+	#inputClosed = false;
+
+	constructor(opts: ApproverOptions) {
+		this.#opts = opts;
+		this.#clock = opts.clock ?? realClock;
+		// Read from the start so lines typed before a prompt are consumed (and dropped) before it shows.
+		if (opts.mode === "ask") this.#startReading();
+	}
+
+	decide(prompt: ApprovalPrompt): Promise<Decision> {
+		if (this.#opts.mode === "approve") return Promise.resolve({ value: "Approve", reason: "--approvals approve" });
+		if (this.#opts.mode === "deny") return Promise.resolve({ value: "Deny", reason: "--approvals deny" });
+		if (this.#inputClosed) return Promise.resolve({ value: "Deny", reason: "terminal input closed" });
+		return new Promise(resolve => {
+			this.#queue.push({ prompt, resolve });
+			if (!this.#current) this.#showNext();
+		});
+	}
+
+	/** The host withdrew a prompt (its own timeout or an abort): forget it without answering. */
+	withdraw(id: string): boolean {
+		const i = this.#queue.findIndex(p => p.prompt.id === id);
+		if (i >= 0) {
+			this.#queue.splice(i, 1);
+			return true;
+		}
+		if (this.#current?.pending.prompt.id !== id) return false;
+		this.#clock.clearTimeout(this.#current.timer);
+		this.#current = undefined;
+		this.#opts.output.write("\n(withdrawn by the host)\n");
+		this.#showNext();
+		return true;
+	}
+
+	#showNext(): void {
+		const pending = this.#queue.shift();
+		if (!pending) return;
+		if (this.#inputClosed) {
+			pending.resolve({ value: "Deny", reason: "terminal input closed" });
+			this.#showNext();
+			return;
+		}
+		const seconds = Math.round(this.#opts.timeoutMs / 1000);
+		const timer = this.#clock.setTimeout(
+			() => this.#settle("Deny", `no answer within ${seconds} s`, "\n"),
+			this.#opts.timeoutMs,
+		);
+		this.#current = { pending, timer };
+		this.#opts.output.write(formatPrompt(pending.prompt, this.#opts.timeoutMs, this.#queue.length));
+	}
+
+	#settle(value: Answer, reason: string, echo = ""): void {
+		const cur = this.#current;
+		if (!cur) return;
+		this.#clock.clearTimeout(cur.timer);
+		this.#current = undefined;
+		if (echo) this.#opts.output.write(echo);
+		cur.pending.resolve({ value, reason });
+		this.#showNext();
+	}
+
+	#onLine(line: string): void {
+		if (!this.#current) return;
+		const answer = readAnswer(line);
+		if (answer) this.#settle(answer, "answered on the terminal");
+		else this.#opts.output.write("Type y to approve or n to deny: ");
+	}
+
+	#onClosed(): void {
+		this.#inputClosed = true;
+		if (this.#current) this.#settle("Deny", "terminal input closed", "\n");
+	}
+
+	#startReading(): void {
+		const input = this.#opts.input;
+		if (!input) {
+			this.#inputClosed = true;
+			return;
+		}
+		(async () => {
+			const decoder = new TextDecoder();
+			let buf = "";
+			for await (const chunk of input) {
+				buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+				for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+					this.#onLine(buf.slice(0, nl).replace(/\r$/, ""));
+					buf = buf.slice(nl + 1);
+				}
+			}
+		})()
+			.catch(() => {})
+			.finally(() => this.#onClosed());
+	}
+}

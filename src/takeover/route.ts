@@ -1,0 +1,44 @@
+/** `/host-llm`: the HTTP face of the takeover switch (contract §8). */
+
+import type { ExtraRoute } from "../core/types.ts";
+import type { Takeover } from "./takeover.ts";
+
+const MAX_BODY_BYTES = 1024;
+
+/** The body as text, or null past MAX_BODY_BYTES (counted on the stream: no Content-Length is trusted). */
+async function readSmallBody(req: Request): Promise<string | null> {
+	const chunks: Uint8Array[] = [];
+	let size = 0;
+	for await (const chunk of req.body ?? []) {
+		size += chunk.byteLength;
+		if (size > MAX_BODY_BYTES) return null;
+		chunks.push(chunk);
+	}
+	return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+/** `GET /host-llm` → state; `POST {"enabled": boolean}` → toggle (contract §8). */
+export function createHostLlmRoute(takeover: Takeover): ExtraRoute {
+	const error = (status: number, code: string, message: string, extra: object = {}) =>
+		Response.json({ ...extra, error: message, code }, { status });
+	return {
+		methods: ["GET", "POST"],
+		async handle(req, { sid }) {
+			if (req.method === "GET") return Response.json(takeover.state());
+			const text = await readSmallBody(req);
+			if (text === null) return error(413, "body_too_large", `request body larger than ${MAX_BODY_BYTES} bytes`);
+			let body: unknown;
+			try {
+				body = JSON.parse(text);
+			} catch {
+				return error(400, "invalid_body", 'body must be JSON: {"enabled": true|false}');
+			}
+			const enabled = (body as { enabled?: unknown } | null)?.enabled;
+			if (typeof body !== "object" || Array.isArray(body) || typeof enabled !== "boolean") {
+				return error(400, "invalid_body", "field 'enabled' must be a boolean");
+			}
+			const r = takeover.toggle(enabled, sid);
+			return r.ok ? Response.json(r.value) : error(409, r.code, r.message, takeover.state());
+		},
+	};
+}

@@ -1,0 +1,125 @@
+/**
+ * The audit log of real calls, read from disk (the second channel): pairing, ordering against the
+ * tool run and the response, redaction, 0600, unwritable paths, and hung calls.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, statSync } from "node:fs";
+import { callTool, type Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
+
+interface Rec {
+	ts: string;
+	id: string;
+	sid: string | null;
+	phase: "start" | "done";
+	tool: string;
+	isError?: boolean;
+	args: string;
+	cancelled?: boolean;
+}
+
+const readLog = (path: string): Rec[] =>
+	readFileSync(path, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map(l => JSON.parse(l) as Rec);
+
+describe("audit log of a real host", () => {
+	let host: Host;
+	let sid: string;
+
+	useSharedHost({ session: true }, h => ({ host, sid } = h));
+
+	test("start is on disk before the tool runs; done is on disk when the reply arrives", async () => {
+		const nonce = crypto.randomUUID();
+		// The command prints the log as it is while the tool runs.
+		const r = await callTool(host, sid, "bash", { command: `echo ${nonce} >/dev/null; cat '${host.auditPath}'` });
+		const seenByTool = JSON.stringify(r.body);
+		const records = readLog(host.auditPath).filter(x => x.args.includes(nonce));
+		expect(records.map(x => x.phase)).toEqual(["start", "done"]);
+		const [start, done] = records as [Rec, Rec];
+		expect(start.id).toBe(done.id);
+		expect(start.sid).toBe(sid);
+		expect(done).toMatchObject({ sid, tool: "bash", isError: false });
+		expect(Object.keys(start)).toEqual(["ts", "id", "sid", "phase", "tool", "args"]);
+		expect(Object.keys(done)).toEqual(["ts", "id", "sid", "phase", "tool", "isError", "args"]);
+		// The tool saw its own start line, but not its done line.
+		expect(seenByTool).toContain(start.id);
+		expect(seenByTool.split(start.id).length - 1).toBe(1);
+		expect(statSync(host.auditPath).mode & 0o777).toBe(0o600);
+	}, 60_000);
+
+	test("a call refused at the exposure gate is recorded as an error pair", async () => {
+		const r = await callTool(host, sid, "xd://bash", { command: "echo nope" });
+		expect((r.body.result as { isError: boolean }).isError).toBe(true);
+		const recs = readLog(host.auditPath).filter(x => x.tool === "xd://bash");
+		expect(recs.map(x => x.phase)).toEqual(["start", "done"]);
+		expect(recs[1]?.isError).toBe(true);
+	}, 30_000);
+
+	test("long string leaves are hashed, the token never appears", async () => {
+		const body = "B".repeat(500);
+		await callTool(host, sid, "bash", { command: `true # ${host.token}`, note: { deep: [{ body }] } });
+		const text = readFileSync(host.auditPath, "utf8");
+		expect(text).not.toContain(host.token);
+		expect(text).not.toContain(body);
+		expect(text).toContain("<len:500,sha256:");
+	}, 30_000);
+
+	test("unauthorized requests are not audited", async () => {
+		const before = readFileSync(host.auditPath, "utf8");
+		for (let i = 0; i < 5; i++) {
+			const res = await rpcPost(
+				host,
+				{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bash", arguments: { command: "true" } } },
+				{ authorization: "Bearer nope", "mcp-session-id": sid },
+			);
+			expect(res.status).toBe(401);
+			await res.text();
+		}
+		expect(readFileSync(host.auditPath, "utf8")).toBe(before);
+	}, 30_000);
+});
+
+describe("unwritable audit paths never fail a call", () => {
+	for (const [name, path] of [
+		["/dev/full", "/dev/full"],
+		["a missing directory", "{HOME}/no/such/dir/audit.log"],
+	] as const) {
+		test(`${name} -> the call succeeds and host stderr names the path`, async () => {
+			await withHost({ env: { A2A_BRIDGE_AUDIT: path } }, async host => {
+				const sid = await openSession(host);
+				const r = await callTool(host, sid, "bash", { command: "echo still-works" });
+				expect(JSON.stringify(r.body)).toContain("still-works");
+				const shown = path.replace("{HOME}", host.home);
+				expect(host.stderr).toContain(`audit record not written to ${shown} (`);
+				// First failure is reported, the next ones are counted silently until the 100th.
+				expect(host.stderr.split("audit record not written").length - 1).toBe(1);
+			});
+		}, 60_000);
+	}
+});
+
+describe("hung calls", () => {
+	test("a call stuck in an approval prompt has a start and no done; /a2a lists it with its age", async () => {
+		await withHost({ args: ["--approval-mode", "always-ask"] }, async host => {
+			const sid = await openSession(host);
+			const marker = crypto.randomUUID();
+			const pending = callTool(host, sid, "bash", { command: `echo ${marker}` });
+			const prompt = await host.waitFrame(
+				f => f.type === "extension_ui_request" && f.method === "select" && String(f.title).includes(marker),
+			);
+			const recs = readLog(host.auditPath).filter(x => x.args.includes(marker));
+			expect(recs.map(x => x.phase)).toEqual(["start"]);
+			await host.command("/a2a");
+			const status = host.notifications().find(m => m.startsWith("A2A bridge: http")) ?? "";
+			expect(status).toMatch(/calls in flight: 1 — bash \(\d+ s\)/);
+			host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
+			await pending;
+			expect(
+				readLog(host.auditPath)
+					.filter(x => x.args.includes(marker))
+					.map(x => x.phase),
+			).toEqual(["start", "done"]);
+		});
+	}, 60_000);
+});

@@ -1,0 +1,188 @@
+/**
+ * Load, fuzz and faults against the real host. CI runs reduced sizes; A2A_FULL=1 runs the sizes of
+ * the issue (10,000 + 10,000 calls over 64 sessions, 20,000 fuzz requests).
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { buildRequest, requestArb, type Sample } from "../../helpers/arbitraries.ts";
+import { callTool, canConnect, type Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
+import { runLoadInChild } from "../../helpers/loadgen.ts";
+
+const FULL = process.env.A2A_FULL === "1";
+const LOAD_PER_KIND = FULL ? 10_000 : 2_000;
+const FUZZ_REQUESTS = FULL ? 20_000 : 4_000;
+
+const procStatus = (pid: number, key: string): number =>
+	Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+const fdCount = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+const MiB = 1024 * 1024;
+
+describe("load", () => {
+	let host: Host;
+	useSharedHost({}, h => ({ host } = h));
+
+	test(`${LOAD_PER_KIND} tools/call read + ${LOAD_PER_KIND} tools/list over 64 sessions: no errors, RSS and fds back`, async () => {
+		const file = join(host.cwd, "small.txt");
+		writeFileSync(file, "a small file\nfor the load test\n");
+		const spec = {
+			url: host.url,
+			token: host.token,
+			sessions: 64,
+			messages: [
+				{ method: "tools/call", params: { name: "read", arguments: { path: file } } },
+				{ method: "tools/list" },
+			],
+		};
+		// Warm up JIT and allocator pools first, so "before" is a steady state, not a cold start.
+		const warm = await runLoadInChild({ ...spec, perSession: 20 });
+		expect(warm.errors).toBe(0);
+		await Bun.sleep(500);
+		const pid = host.proc.pid;
+		const rssBefore = procStatus(pid, "VmRSS");
+		const fdsBefore = fdCount(pid);
+		const r = await runLoadInChild({ ...spec, perSession: Math.ceil((2 * LOAD_PER_KIND) / 64) });
+		expect(r.firstError).toBeUndefined();
+		expect(r.errors).toBe(0);
+		expect(r.requests).toBeGreaterThanOrEqual(2 * LOAD_PER_KIND);
+		await Bun.sleep(1500);
+		const rssAfter = procStatus(pid, "VmRSS");
+		const fdsAfter = fdCount(pid);
+		console.log(
+			`load: ${r.requests} requests in ${r.seconds.toFixed(1)} s (${r.rps.toFixed(0)}/s, p50 ${r.p50ms.toFixed(2)} ms, ` +
+				`p99 ${r.p99ms.toFixed(2)} ms); RSS ${(rssBefore / MiB).toFixed(1)} -> ${(rssAfter / MiB).toFixed(1)} MiB; ` +
+				`fds ${fdsBefore} -> ${fdsAfter}`,
+		);
+		expect(rssAfter - rssBefore).toBeLessThanOrEqual(32 * MiB);
+		expect(fdsAfter).toBeLessThanOrEqual(fdsBefore);
+	}, 600_000);
+});
+
+describe("end-to-end fuzz", () => {
+	let host: Host;
+	useSharedHost({}, h => ({ host } = h));
+
+	/** Fuzz bodies may name tools; only `read` (and unknown names) may reach a real host. */
+	const isSafe = (s: Sample): boolean => {
+		if (typeof s.body !== "string" || !s.body.includes("tools/call")) return true;
+		try {
+			const name = (JSON.parse(s.body) as { params?: { name?: unknown } })?.params?.name;
+			return typeof name !== "string" || name === "read" || !/^[a-z_]+$/.test(name);
+		} catch {
+			return true;
+		}
+	};
+
+	test(`${FUZZ_REQUESTS} hostile requests: the host stays up and answers a clean call afterwards`, async () => {
+		const sid = await openSession(host);
+		const base = `http://127.0.0.1:${host.port}`;
+		const samples = fc.sample(requestArb(host.token), FUZZ_REQUESTS * 2).filter(isSafe);
+		let sent = 0;
+		const statuses = new Map<number, number>();
+		const batch = 32;
+		for (let i = 0; i < samples.length && sent < FUZZ_REQUESTS; i += batch) {
+			await Promise.all(
+				samples.slice(i, i + batch).map(async s => {
+					const req = buildRequest(s, base, sid);
+					if (req === null) return;
+					sent++;
+					const res = await fetch(req).catch(() => null);
+					if (res === null) return;
+					statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+					await res.body?.cancel();
+				}),
+			);
+		}
+		console.log(`fuzz: ${sent} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+		expect(sent).toBeGreaterThanOrEqual(FUZZ_REQUESTS);
+		expect(statuses.get(500) ?? 0).toBe(0);
+		expect(host.proc.exitCode).toBeNull();
+		const clean = await callTool(host, await openSession(host), "bash", { command: "echo alive-after-fuzz" });
+		expect(JSON.stringify(clean.body)).toContain("alive-after-fuzz");
+		expect(host.frames.filter(f => f.type === "non_json_stdout")).toEqual([]);
+	}, 600_000);
+});
+
+describe("faults", () => {
+	test("host shutdown with a call in flight: the caller gets an answer or a closed connection, audit has the start, port released", async () => {
+		await withHost({}, async host => {
+			const sid = await openSession(host);
+			const marker = crypto.randomUUID();
+			const pending = callTool(host, sid, "bash", { command: `sleep 30; echo ${marker}` }).then(
+				r => ({ answered: r.body }),
+				err => ({ closed: String(err) }),
+			);
+			await Bun.sleep(500);
+			host.proc.stdin.end();
+			const outcome = await pending;
+			if ("answered" in outcome) expect(outcome.answered.error).toEqual({ code: -32800, message: "request cancelled" });
+			await host.proc.exited;
+			const audit = readFileSync(host.auditPath, "utf8");
+			expect(audit).toContain(marker);
+			expect(audit.split("\n").some(l => l.includes(marker) && l.includes('"phase":"start"'))).toBe(true);
+			expect(await canConnect(host.port)).toBe(false);
+		});
+	}, 60_000);
+
+	test("a tool that throws -> isError with its message; the bridge goes on", async () => {
+		await withHost({}, async host => {
+			const sid = await openSession(host);
+			const r = await callTool(host, sid, "read", { path: join(host.cwd, "does-not-exist.txt") });
+			const result = r.body.result as { isError: boolean; content: Array<{ text: string }> };
+			expect(r.status).toBe(200);
+			expect(result.isError).toBe(true);
+			expect(result.content[0]?.text.length).toBeGreaterThan(0);
+			const ok = await callTool(host, sid, "bash", { command: "echo next" });
+			expect(JSON.stringify(ok.body)).toContain("next");
+		});
+	}, 60_000);
+
+	test("a client that disconnects mid-response: the call still ends and is audited, the host goes on", async () => {
+		await withHost({}, async host => {
+			const sid = await openSession(host);
+			const marker = crypto.randomUUID();
+			const ctl = new AbortController();
+			const res = await rpcPost(
+				host,
+				{
+					jsonrpc: "2.0",
+					id: 5,
+					method: "tools/call",
+					params: {
+						name: "bash",
+						arguments: { command: `for i in 1 2 3 4; do echo ${marker}-$i; sleep 0.3; done` },
+						_meta: { progressToken: 1 },
+					},
+				},
+				{ "mcp-session-id": sid, accept: "text/event-stream" },
+			);
+			const reader = res.body?.getReader();
+			await reader?.read();
+			ctl.abort();
+			await reader?.cancel();
+			const deadline = Date.now() + 10_000;
+			const done = () =>
+				readFileSync(host.auditPath, "utf8")
+					.split("\n")
+					.some(l => l.includes(marker) && l.includes('"phase":"done"'));
+			while (!done() && Date.now() < deadline) await Bun.sleep(100);
+			expect(done()).toBe(true);
+			const ok = await callTool(host, sid, "bash", { command: "echo after-disconnect" });
+			expect(JSON.stringify(ok.body)).toContain("after-disconnect");
+		});
+	}, 60_000);
+
+	test("a config file that becomes unreadable: /a2a rotate refuses naming the file, the live token keeps working", async () => {
+		await withHost({}, async host => {
+			const sid = await openSession(host);
+			rmSync(host.configPath);
+			mkdirSync(host.configPath);
+			await host.command("/a2a rotate");
+			const msg = host.notifications().find(m => m.includes("token not rotated")) ?? "";
+			expect(msg).toContain(host.configPath);
+			const ping = await rpcPost(host, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid });
+			expect(ping.status).toBe(200);
+		});
+	}, 60_000);
+});

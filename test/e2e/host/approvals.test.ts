@@ -1,0 +1,58 @@
+/**
+ * The host's own approval gate applies to remote calls: a host in always-ask mode prompts over rpc
+ * (`extension_ui_request` select) for a remote bash; the answer on its stdin decides the call.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, type Host, type RpcFrame, useSharedHost } from "../../helpers/host.ts";
+
+let host: Host;
+let sid: string;
+
+useSharedHost({ args: ["--approval-mode", "always-ask"], session: true }, h => ({ host, sid } = h));
+
+const isSelect = (f: RpcFrame) => f.type === "extension_ui_request" && f.method === "select";
+
+async function promptFor(marker: string): Promise<RpcFrame> {
+	return host.waitFrame(f => isSelect(f) && String(f.title).includes(marker), 20_000);
+}
+
+describe("approval gate (always-ask)", () => {
+	test("Deny -> isError with the denial text, and the command did not run", async () => {
+		const marker = `deny-${crypto.randomUUID()}`;
+		const pending = callTool(host, sid, "bash", { command: `touch ${marker}.txt` });
+		const prompt = await promptFor(marker);
+		expect(prompt.options).toEqual(["Approve", "Deny"]);
+		expect(String(prompt.title)).toContain("Allow tool: bash");
+		host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
+		const r = await pending;
+		const result = r.body.result as { isError: boolean; content: Array<{ text: string }> };
+		expect(result.isError).toBe(true);
+		expect(result.content[0]?.text).toContain("denied");
+		expect(existsSync(join(host.cwd, `${marker}.txt`))).toBe(false);
+	}, 60_000);
+
+	test("Approve -> the command runs", async () => {
+		const marker = `approve-${crypto.randomUUID()}`;
+		const pending = callTool(host, sid, "bash", { command: `touch ${marker}.txt && echo made-${marker}` });
+		const prompt = await promptFor(marker);
+		host.send({ type: "extension_ui_response", id: prompt.id, value: "Approve" });
+		const r = await pending;
+		const result = r.body.result as { isError: boolean; content: Array<{ text: string }> };
+		expect(result.isError).toBe(false);
+		expect(result.content[0]?.text).toContain(`made-${marker}`);
+		expect(existsSync(join(host.cwd, `${marker}.txt`))).toBe(true);
+	}, 60_000);
+
+	test("read is answered without a prompt", async () => {
+		const file = join(host.cwd, "no-prompt.txt");
+		writeFileSync(file, "quiet\n");
+		const before = host.frames.filter(isSelect).length;
+		const r = await callTool(host, sid, "read", { path: file });
+		const result = r.body.result as { isError: boolean; content: Array<{ text: string }> };
+		expect(result.isError).toBe(false);
+		expect(result.content[0]?.text).toContain("quiet");
+		expect(host.frames.filter(isSelect).length).toBe(before);
+	}, 60_000);
+});

@@ -1,0 +1,213 @@
+/**
+ * Every shell command in the docs (```sh blocks of README.md, README_ZN.md, docs/*.md) is run: by this
+ * file (against a real host, the text taken from the docs with only the port and paths substituted),
+ * by another test, or by .ci/run. The few that cannot run here are listed with the reason.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "bun";
+import { Host, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
+
+const DOC_FILES = ["README.md", "README_ZN.md", ...readdirSync(join(ROOT, "docs")).map(f => `docs/${f}`)].filter(f =>
+	f.endsWith(".md"),
+);
+
+interface Command {
+	where: string;
+	text: string;
+}
+
+/** Commands of each shell block: continuation lines joined, comments dropped. */
+function shellBlocks(file: string): Command[][] {
+	const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
+	const blocks: Command[][] = [];
+	for (let i = 0; i < lines.length; i++) {
+		if (!/^```(sh|bash|shell)\s*$/.test(lines[i] ?? "")) continue;
+		const block: Command[] = [];
+		let pending: Command | undefined;
+		for (i++; i < lines.length && !(lines[i] ?? "").startsWith("```"); i++) {
+			const raw = (lines[i] ?? "").replace(/\s+# .*$/, "").trim();
+			if (raw === "" || raw.startsWith("#")) continue;
+			const text = pending ? `${pending.text} ${raw}` : raw;
+			const cmd = { where: pending?.where ?? `${file}:${i + 1}`, text };
+			pending = /(\||\\|&&)$/.test(raw) ? cmd : undefined;
+			if (!pending) block.push(cmd);
+		}
+		blocks.push(block);
+	}
+	return blocks;
+}
+
+type How = { by: "ci" | "here" } | { by: "test"; file: string; marker: string } | { by: "not run"; why: string };
+const CI: How = { by: "ci" };
+const HERE: How = { by: "here" };
+const RULES: Array<[RegExp, How]> = [
+	[/^npm install && npm run host$/, CI],
+	[/^npm (install|test)$/, CI],
+	[/^\.ci\/run$/, CI],
+	[
+		/^omp install (<git URL|\/path\/to\/checkout)/,
+		{ by: "test", file: "test/e2e/package/install.test.ts", marker: 'omp("install"' },
+	],
+	[
+		/^omp plugin uninstall pi-a2a-ext$/,
+		{ by: "test", file: "test/e2e/package/install.test.ts", marker: 'omp("plugin", "uninstall"' },
+	],
+	[/^npm run (host|probe) -- /, HERE],
+	[/^cat ~\/\.omp\/agent\/a2a-bridge\.log\.1 /, HERE],
+	[/^(H=|B=|curl |size=|tail -c )/, HERE],
+	[/^claude mcp add /, { by: "not run", why: "needs Claude Code, which is not installed here" }],
+	[/^npx mcp-remote /, { by: "not run", why: "npx would fetch mcp-remote from the npm registry; tests stay offline" }],
+	[/^ssh -L /, { by: "not run", why: "needs an SSH server (the example's 'labbox')" }],
+];
+
+const all = DOC_FILES.flatMap(f => shellBlocks(f).flat());
+const howOf = (text: string): How | undefined => RULES.find(([re]) => re.test(text))?.[1];
+/** Blocks this file runs, each once even when two docs (README, README_ZN) carry the same text. */
+const blocksStartingWith = (re: RegExp): string[] => [
+	...new Set(
+		DOC_FILES.flatMap(shellBlocks)
+			.filter(b => b[0] && re.test(b[0].text))
+			.map(b => b.map(c => c.text).join("\n")),
+	),
+];
+
+function bash(script: string, opts: { cwd: string; env: Record<string, string> }) {
+	const proc = spawn({
+		cmd: ["bash", "-euo", "pipefail", "-c", script],
+		cwd: opts.cwd,
+		env: { PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`, LANG: "C.UTF-8", ...opts.env },
+		stdout: "pipe",
+		stderr: "pipe",
+	});
+	return Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+}
+
+describe("docs: every shell command has a runner", () => {
+	test("each command is run here, by a test or by .ci/run, or listed as not runnable with the reason", () => {
+		const unknown = all.filter(c => !howOf(c.text)).map(c => `${c.where}: ${c.text}`);
+		expect(unknown).toEqual([]);
+		const notRun = all.filter(c => howOf(c.text)?.by === "not run").map(c => c.text.split(" ").slice(0, 2).join(" "));
+		expect([...new Set(notRun)].sort()).toEqual(["claude mcp", "npx mcp-remote", "ssh -L"]);
+	});
+
+	test("commands credited to .ci/run or to a test appear there", () => {
+		const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8");
+		for (const c of all) {
+			const how = howOf(c.text);
+			if (how?.by === "ci" && c.text !== ".ci/run") {
+				for (const part of c.text.split(" && ")) expect(ci, `${c.where}: ${part}`).toContain(part);
+			}
+			if (how?.by === "test") expect(readFileSync(join(ROOT, how.file), "utf8")).toContain(how.marker);
+		}
+	});
+});
+
+describe("docs: commands run against a real host", () => {
+	let host: Host;
+	let work: string;
+
+	beforeAll(async () => {
+		host = await Host.start();
+		work = mkdtempSync(join(tmpdir(), "a2a-docs-"));
+	}, 60_000);
+
+	afterAll(async () => {
+		await host.stop();
+		host.cleanup();
+		rmSync(work, { recursive: true, force: true });
+	});
+
+	const onHost = (script: string) => script.replaceAll("127.0.0.1:8765", `127.0.0.1:${host.port}`);
+
+	test("audit: the jq command lists exactly the call that has a start but no done", async () => {
+		const scripts = blocksStartingWith(/^cat ~\/\.omp\/agent\/a2a-bridge\.log\.1 /);
+		expect(scripts.length).toBeGreaterThan(0);
+		const home = join(work, "audit-home");
+		mkdirSync(join(home, ".omp", "agent"), { recursive: true });
+		const rec = (id: string, phase: string, ts: string) =>
+			`${JSON.stringify({ ts, id, sid: null, phase, tool: "bash", args: "{}" })}\n`;
+		writeFileSync(join(home, ".omp", "agent", "a2a-bridge.log.1"), rec("a", "start", "T1") + rec("a", "done", "T2"));
+		writeFileSync(join(home, ".omp", "agent", "a2a-bridge.log"), rec("b", "start", "T3") + rec("c", "start", "T4"));
+		writeFileSync(join(home, ".omp", "agent", "a2a-bridge.log"), rec("c", "done", "T5"), { flag: "a" });
+		for (const script of scripts) {
+			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: home } });
+			expect({ code, err }).toEqual({ code: 0, err: "" });
+			expect(out).toBe("T3 bash b\n");
+		}
+	});
+
+	test("/blob: upload, resume and download, as written", async () => {
+		const scripts = blocksStartingWith(/^H="Authorization: Bearer \$TOKEN"; B=/);
+		expect(scripts.length).toBeGreaterThan(0);
+		const bytes = crypto.getRandomValues(new Uint8Array(300_000));
+		for (const script of scripts) {
+			writeFileSync(join(work, "big.tar"), bytes);
+			rmSync(join(host.home, "incoming"), { recursive: true, force: true });
+			const [code, out, err] = await bash(onHost(script), { cwd: work, env: { HOME: work, TOKEN: host.token } });
+			expect({ code, err }).toEqual({ code: 0, err: "" });
+			expect(out).toContain('"size":300000');
+			expect(new Uint8Array(readFileSync(join(host.home, "incoming", "big.tar")))).toEqual(bytes);
+			expect(new Uint8Array(readFileSync(join(work, "big.tar")))).toEqual(bytes);
+		}
+	});
+
+	test("/host-llm: the curl line switches host inference off", async () => {
+		const scripts = blocksStartingWith(/^curl .*\/host-llm$/);
+		expect(scripts.length).toBeGreaterThan(0);
+		for (const script of scripts) {
+			const [code, out, err] = await bash(onHost(script), { cwd: work, env: { HOME: work, TOKEN: host.token } });
+			expect({ code, err }).toEqual({ code: 0, err: "" });
+			expect(JSON.parse(out)).toMatchObject({ enabled: false });
+		}
+	});
+});
+
+describe("docs: the headless host commands", () => {
+	test("each `npm run host` line serves, answers `npm run probe` and stops on Ctrl-C", async () => {
+		const cmds = [...new Set(all.map(c => c.text))];
+		const hosts = cmds.filter(t => t.startsWith("npm run host -- "));
+		const probe = cmds.find(t => t.startsWith("npm run probe -- "));
+		expect(hosts.length).toBeGreaterThan(0);
+		expect(probe).toBeDefined();
+		for (const line of hosts) {
+			const home = mkdtempSync(join(tmpdir(), "a2a-docs-host-"));
+			mkdirSync(join(home, "project"));
+			mkdirSync(join(home, ".omp", "agent"), { recursive: true });
+			writeFileSync(join(home, ".omp", "agent", "models.yml"), PLACEHOLDER_MODELS);
+			const env = { HOME: home, PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}` };
+			// Its own process group, so SIGINT reaches npm and the host script together, as Ctrl-C does.
+			const proc = spawn({ cmd: ["bash", "-c", line], cwd: ROOT, env, stdout: "pipe", stderr: "pipe", detached: true });
+			let out = "";
+			const reading = (async () => {
+				const decoder = new TextDecoder();
+				for await (const chunk of proc.stdout) out += decoder.decode(chunk, { stream: true });
+			})();
+			try {
+				for (let i = 0; i < 600 && !/^ {2}URL: /m.test(out) && proc.exitCode === null; i++) await Bun.sleep(100);
+				const url = out.match(/^ {2}URL: +(\S+)/m)?.[1];
+				expect(url, `${line}\n${out}`).toBeDefined();
+				const [, probeOut] = await bash((probe as string).replace("http://127.0.0.1:8765/", url as string), {
+					cwd: ROOT,
+					env,
+				});
+				expect(probeOut).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> /m);
+				process.kill(-proc.pid, "SIGINT");
+				// npm exits 130 when the SIGINT reaches it too; the host script's verdict is its last line.
+				expect([0, 130]).toContain(await proc.exited);
+				await reading;
+				expect(out).toMatch(/omp shut down \(exit 0\); port \d+ released; no process left/);
+				if (line.includes("--cwd ~/project")) expect(out).toContain(`serving ${join(home, "project")}`);
+			} finally {
+				try {
+					process.kill(-proc.pid, "SIGKILL");
+				} catch {
+					// Already gone: the group ended with the host.
+				}
+				rmSync(home, { recursive: true, force: true });
+			}
+		}
+	}, 120_000);
+});

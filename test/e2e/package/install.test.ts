@@ -1,0 +1,204 @@
+/**
+ * Installing the bridge as an omp plugin, end to end, in a throwaway HOME and without the network:
+ * `omp install git+http://127.0.0.1:<port>/…` from a bare clone of this repository served by
+ * `git http-backend` on loopback, a host start that loads it from ~/.omp/plugins, `omp plugin
+ * uninstall`; the same for a local checkout (`omp install <dir>`); and what `npm pack` would ship.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { spawn } from "bun";
+import { type GitHttp, serveGit } from "../../helpers/git-http.ts";
+import { BUN, freePort, OMP, PLACEHOLDER_MODELS, ROOT, type RpcFrame } from "../../helpers/host.ts";
+
+const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { name: string; version: string };
+let home: string;
+let env: Record<string, string>;
+
+async function run(cmd: string[], cwd = join(home, "work")): Promise<{ code: number; out: string }> {
+	const proc = spawn({ cmd, cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+	const [code, out, err] = await Promise.all([
+		proc.exited,
+		new Response(proc.stdout).text(),
+		new Response(proc.stderr).text(),
+	]);
+	return { code, out: out + err };
+}
+
+const omp = (...args: string[]) => run([BUN, OMP, ...args]);
+
+/**
+ * Boots a plain omp (no `-e`) in the throwaway HOME and reports whether the bridge came up: its start
+ * announcement, then tools/list on the pinned port. Without it, the host's full command list (sent
+ * several seconds after boot) must lack `/a2a`.
+ */
+async function bootPlainHost(): Promise<{ bridge: boolean; tools: number }> {
+	const port = await freePort();
+	const token = crypto.randomUUID() + crypto.randomUUID();
+	const cfg = JSON.stringify({ port, token, host: "127.0.0.1" });
+	writeFileSync(join(home, ".omp", "agent", "a2a-bridge.json"), cfg, { mode: 0o600 });
+	const proc = spawn({
+		cmd: [BUN, OMP, "--mode", "rpc", "--no-session"],
+		cwd: join(home, "work"),
+		env,
+		stdin: "pipe",
+		stdout: "pipe",
+		stderr: "pipe",
+	});
+	const stderr = new Response(proc.stderr).text();
+	try {
+		// Keep reading stdout to the end: a cancelled pipe would make omp's next write fail and stop it.
+		const bridge = await new Promise<boolean>((settle, fail) => {
+			(async () => {
+				const decoder = new TextDecoder();
+				let buf = "";
+				for await (const chunk of proc.stdout) {
+					buf += decoder.decode(chunk, { stream: true });
+					for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+						const f = JSON.parse(buf.slice(0, nl)) as RpcFrame;
+						buf = buf.slice(nl + 1);
+						const message = String(f.message);
+						if (f.method === "notify" && message.startsWith(`A2A bridge listening on http://127.0.0.1:${port}/`))
+							settle(true);
+						if (f.type === "available_commands_update") {
+							settle((f.commands as Array<{ name: string }>).some(c => c.name === "a2a"));
+						}
+					}
+				}
+				fail(new Error(`omp exited during boot: ${await stderr}`));
+			})();
+		});
+		if (!bridge) return { bridge, tools: 0 };
+		const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+		const post = (body: unknown, sid?: string) =>
+			fetch(`http://127.0.0.1:${port}/`, {
+				method: "POST",
+				headers: sid ? { ...headers, "mcp-session-id": sid } : headers,
+				body: JSON.stringify(body),
+			});
+		const init = await post({
+			jsonrpc: "2.0",
+			id: 0,
+			method: "initialize",
+			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+		});
+		const sid = init.headers.get("mcp-session-id") ?? "";
+		await init.text();
+		const list = (await (await post({ jsonrpc: "2.0", id: 1, method: "tools/list" }, sid)).json()) as {
+			result: { tools: unknown[] };
+		};
+		return { bridge, tools: list.result.tools.length };
+	} finally {
+		proc.stdin.end();
+		await Promise.race([proc.exited, Bun.sleep(8000)]);
+		if (proc.exitCode === null) proc.kill("SIGKILL");
+	}
+}
+
+beforeAll(() => {
+	home = mkdtempSync(join(tmpdir(), "a2a-install-"));
+	mkdirSync(join(home, "work"), { recursive: true });
+	mkdirSync(join(home, ".omp", "agent"), { recursive: true });
+	writeFileSync(join(home, "work", "bunfig.toml"), '[install]\nauto = "disable"\n');
+	writeFileSync(join(home, ".omp", "agent", "models.yml"), PLACEHOLDER_MODELS);
+	env = {
+		// omp's installer runs `bun install` from PATH: the pinned one.
+		PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+		HOME: home,
+		TMPDIR: process.env.TMPDIR ?? "/tmp",
+		LANG: "C.UTF-8",
+		// Nothing leaves loopback: any registry lookup fails fast on a closed local port, git never prompts.
+		NPM_CONFIG_REGISTRY: "http://127.0.0.1:9/",
+		BUN_CONFIG_REGISTRY: "http://127.0.0.1:9/",
+		GIT_TERMINAL_PROMPT: "0",
+	};
+});
+
+afterAll(() => {
+	rmSync(home, { recursive: true, force: true });
+});
+
+describe("omp install from a git URL", () => {
+	let git: GitHttp;
+	let url: string;
+
+	beforeAll(async () => {
+		const repos = join(home, "git");
+		// omp's git-url parser wants at least two path segments (owner/repo) for a generic host.
+		const bare = join(repos, "local", `${PKG.name}.git`);
+		mkdirSync(dirname(bare), { recursive: true });
+		const clone = await run(["git", "clone", "--quiet", "--bare", ROOT, bare], home);
+		expect(clone).toMatchObject({ code: 0 });
+		git = serveGit(repos);
+		url = `git+${git.url}/local/${PKG.name}.git`;
+	});
+
+	afterAll(() => git?.stop());
+
+	test("git+http on loopback -> installed into ~/.omp/plugins, loaded by the next host start", async () => {
+		const r = await omp("install", url);
+		expect(r.out).toContain(`Installed ${PKG.name}@${PKG.version}`);
+		expect(r.code).toBe(0);
+		expect(git.requests).toContain(`POST /local/${PKG.name}.git/git-upload-pack`);
+		const plugins = join(home, ".omp", "plugins");
+		expect(JSON.parse(readFileSync(join(plugins, "package.json"), "utf8")).dependencies).toEqual({ [PKG.name]: url });
+		expect(existsSync(join(plugins, "node_modules", PKG.name, "extensions", "a2a-bridge.ts"))).toBe(true);
+		const host = await bootPlainHost();
+		expect(host.bridge).toBe(true);
+		expect(host.tools).toBeGreaterThan(5);
+	}, 120_000);
+
+	test("omp plugin uninstall pi-a2a-ext -> gone from ~/.omp/plugins, the next host has no bridge", async () => {
+		const r = await omp("plugin", "uninstall", PKG.name);
+		expect(r.code).toBe(0);
+		const plugins = join(home, ".omp", "plugins");
+		expect(existsSync(join(plugins, "node_modules", PKG.name))).toBe(false);
+		expect(JSON.parse(readFileSync(join(plugins, "package.json"), "utf8")).dependencies ?? {}).toEqual({});
+		expect(await bootPlainHost()).toEqual({ bridge: false, tools: 0 });
+	}, 120_000);
+});
+
+describe("omp install from a local checkout", () => {
+	test("omp install <dir> links the checkout; the host loads it; uninstall removes the link", async () => {
+		const r = await omp("install", ROOT);
+		expect(r.out).toContain(`Linked ${PKG.name}`);
+		expect(r.code).toBe(0);
+		expect((await bootPlainHost()).bridge).toBe(true);
+		expect((await omp("plugin", "uninstall", PKG.name)).code).toBe(0);
+		expect(existsSync(join(home, ".omp", "plugins", "node_modules", PKG.name))).toBe(false);
+	}, 120_000);
+});
+
+/** Relative imports reachable from the extension entry (static, dynamic and type-only). */
+function importGraph(entry: string): Set<string> {
+	const seen = new Set<string>();
+	const visit = (file: string) => {
+		const rel = relative(ROOT, file);
+		if (seen.has(rel)) return;
+		seen.add(rel);
+		if (!file.endsWith(".ts")) return;
+		const code = readFileSync(file, "utf8");
+		for (const m of code.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+			visit(resolve(dirname(file), m[1] as string));
+		}
+	};
+	visit(entry);
+	return seen;
+}
+
+describe("npm pack", () => {
+	test("ships exactly the extension's import graph plus package.json, READMEs, CHANGELOG and LICENSE", async () => {
+		const r = await run(["npm", "pack", "--dry-run", "--json", "--ignore-scripts"], ROOT);
+		expect(r.code).toBe(0);
+		const packed = (JSON.parse(r.out.slice(r.out.indexOf("["))) as Array<{ files: Array<{ path: string }> }>)[0]?.files
+			.map(f => f.path)
+			.sort();
+		const graph = importGraph(join(ROOT, "extensions", "a2a-bridge.ts"));
+		const meta = ["package.json", "README.md", "README_ZN.md", "CHANGELOG.md", "LICENSE"];
+		expect(packed).toEqual([...new Set([...graph, ...meta])].sort());
+		expect(
+			packed?.filter(p => /^(test|docs|bench|scripts|\.ci)\//.test(p) || /^src\/host-(args|cli|frames)\.ts$/.test(p)),
+		).toEqual([]);
+	}, 60_000);
+});

@@ -1,0 +1,218 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AUDIT_GENERATIONS, AUDIT_MAX_BYTES, createAuditLog, defaultAuditPath } from "../../../src/audit/log.ts";
+
+const sha8 = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 8);
+const FIXED_DATE = new Date("2025-01-02T03:04:05.678Z");
+const SID = "11111111-2222-4333-8444-555555555555";
+
+let dir: string;
+beforeEach(() => {
+	dir = mkdtempSync(join(tmpdir(), "a2a-audit-"));
+});
+afterEach(() => {
+	rmSync(dir, { recursive: true, force: true });
+});
+
+const readLines = (p: string): string[] =>
+	existsSync(p)
+		? readFileSync(p, "utf8")
+				.split("\n")
+				.filter(l => l !== "")
+		: [];
+
+describe("limits", () => {
+	test("defaults -> 1 MiB files, 3 older generations", () => {
+		expect(AUDIT_MAX_BYTES).toBe(1024 * 1024);
+		expect(AUDIT_GENERATIONS).toBe(3);
+	});
+});
+
+describe("defaultAuditPath", () => {
+	test("A2A_BRIDGE_AUDIT set -> that path; unset -> ~/.omp/agent/a2a-bridge.log", () => {
+		expect(defaultAuditPath({ A2A_BRIDGE_AUDIT: "/x/a.log" })).toBe("/x/a.log");
+		expect(defaultAuditPath({})).toEndWith(join(".omp", "agent", "a2a-bridge.log"));
+	});
+});
+
+describe("createAuditLog records", () => {
+	test("first write -> file created at 0600", async () => {
+		const p = join(dir, "audit.log");
+		const log = createAuditLog({ path: p, log: () => {} });
+		await log.calls.start({ id: "id-1", sid: SID, tool: "read", args: {} });
+		expect(statSync(p).mode & 0o777).toBe(0o600);
+	});
+
+	test("start and done -> JSONL with fields in order ts,id,sid,phase,tool,(isError),args[,cancelled]", async () => {
+		const p = join(dir, "audit.log");
+		const log = createAuditLog({ path: p, log: () => {}, now: () => FIXED_DATE });
+		await log.calls.start({ id: "id-1", sid: SID, tool: "bash", args: { command: "ls" } });
+		await log.calls.done({ id: "id-1", sid: SID, tool: "bash", args: { command: "ls" }, isError: false });
+		await log.calls.done({ id: "id-2", sid: SID, tool: "bash", args: {}, isError: true, cancelled: true });
+		const text = readFileSync(p, "utf8");
+		expect(text.endsWith("\n")).toBe(true);
+		const lines = readLines(p);
+		expect(lines.length).toBe(3);
+		const [start, done, cancelled] = lines.map(l => JSON.parse(l) as Record<string, unknown>) as [
+			Record<string, unknown>,
+			Record<string, unknown>,
+			Record<string, unknown>,
+		];
+		expect(Object.keys(start)).toEqual(["ts", "id", "sid", "phase", "tool", "args"]);
+		expect(start).toEqual({
+			ts: "2025-01-02T03:04:05.678Z",
+			id: "id-1",
+			sid: SID,
+			phase: "start",
+			tool: "bash",
+			args: '{"command":"ls"}',
+		});
+		expect(Object.keys(done)).toEqual(["ts", "id", "sid", "phase", "tool", "isError", "args"]);
+		expect(done).toMatchObject({ phase: "done", isError: false });
+		expect(Object.keys(cancelled)).toEqual(["ts", "id", "sid", "phase", "tool", "isError", "args", "cancelled"]);
+		expect(cancelled).toMatchObject({ phase: "done", isError: true, cancelled: true });
+	});
+
+	test("args -> stored as the redacted serialized string", async () => {
+		const p = join(dir, "audit.log");
+		const log = createAuditLog({ path: p, log: () => {} });
+		const body = "y".repeat(300);
+		await log.calls.start({ id: "i", sid: SID, tool: "edit", args: { edits: [{ body }] } });
+		const rec = JSON.parse(readLines(p)[0] as string);
+		expect(rec.args).toBe(JSON.stringify({ edits: [{ body: `<len:300,sha256:${sha8(body)}>` }] }));
+		expect(readFileSync(p, "utf8")).not.toContain(body);
+	});
+
+	test("write with sid null and extra fields -> extras after args", () => {
+		const p = join(dir, "audit.log");
+		const log = createAuditLog({ path: p, log: () => {} });
+		log.write({
+			id: "b",
+			sid: null,
+			phase: "done",
+			tool: "blob:write",
+			args: { path: "/x" },
+			isError: false,
+			bytes: 5,
+		});
+		const rec = JSON.parse(readLines(p)[0] as string);
+		expect(Object.keys(rec)).toEqual(["ts", "id", "sid", "phase", "tool", "isError", "args", "bytes"]);
+		expect(rec.sid).toBeNull();
+	});
+
+	test("token getter -> the live token never reaches the file", async () => {
+		const p = join(dir, "audit.log");
+		let token = "tok_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"; // 43 chars
+		const log = createAuditLog({ path: p, log: () => {}, token: () => token });
+		await log.calls.start({ id: "i", sid: SID, tool: "bash", args: { command: `curl -H 'Bearer ${token}' x` } });
+		const first = token;
+		token = "tok_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB";
+		await log.calls.done({
+			id: "i",
+			sid: SID,
+			tool: "bash",
+			args: { t: token, nested: [{ t: token }] },
+			isError: false,
+		});
+		const text = readFileSync(p, "utf8");
+		expect(text).not.toContain(first);
+		expect(text).not.toContain(token);
+		expect(text).toContain("<token>");
+		expect(readLines(p).length).toBe(2);
+	});
+});
+
+describe("createAuditLog rotation", () => {
+	const record = (i: number) => ({ id: `id-${String(i).padStart(4, "0")}`, sid: SID, tool: "read", args: { i } });
+
+	test("file would pass maxBytes -> rotated to .1 .2 .3, never a .4, each file within maxBytes", async () => {
+		const p = join(dir, "audit.log");
+		const maxBytes = 1000;
+		const log = createAuditLog({ path: p, log: () => {}, maxBytes, now: () => FIXED_DATE });
+		for (let i = 0; i < 200; i++) await log.calls.start(record(i));
+		for (const g of ["", ".1", ".2", ".3"]) {
+			expect(existsSync(`${p}${g}`)).toBe(true);
+			expect(statSync(`${p}${g}`).size).toBeLessThanOrEqual(maxBytes);
+			expect(statSync(`${p}${g}`).mode & 0o777).toBe(0o600);
+		}
+		expect(existsSync(`${p}.4`)).toBe(false);
+		// .3 oldest, .1 newest, live file newest of all; every line is whole JSON.
+		const ids = (f: string) => readLines(f).map(l => JSON.parse(l).id as string);
+		const [g3, g2, g1, live] = [ids(`${p}.3`), ids(`${p}.2`), ids(`${p}.1`), ids(p)];
+		const ordered = [...g3, ...g2, ...g1, ...live];
+		expect(ordered).toEqual([...ordered].sort());
+		expect(live.at(-1)).toBe("id-0199");
+		expect(log.failures()).toBe(0);
+	});
+
+	test("burst of 500 concurrent start+done pairs with room for 1000 records -> zero lost, every start has its done", async () => {
+		const p = join(dir, "audit.log");
+		const now = () => FIXED_DATE;
+		// Size one record of each phase with the same shapes the burst writes.
+		const probe = join(dir, "probe.log");
+		const sizer = createAuditLog({ path: probe, log: () => {}, now });
+		const sample = { id: crypto.randomUUID(), sid: SID, tool: "bash", args: { n: 9999 } };
+		await sizer.calls.start(sample);
+		await sizer.calls.done({ ...sample, isError: false });
+		const lineBytes = Math.max(...readLines(probe).map(l => Buffer.byteLength(l) + 1));
+		// 260 lines per file x 4 files >= 1000 records, and the burst still rotates three times.
+		const maxBytes = 260 * lineBytes;
+		const log = createAuditLog({ path: p, log: () => {}, maxBytes, now });
+		await Promise.all(
+			Array.from({ length: 500 }, async (_, n) => {
+				const c = { id: crypto.randomUUID(), sid: SID, tool: "bash", args: { n: 1000 + n } };
+				await log.calls.start(c);
+				await log.calls.done({ ...c, isError: n % 7 === 0 });
+			}),
+		);
+		expect(existsSync(`${p}.3`)).toBe(true);
+		expect(existsSync(`${p}.4`)).toBe(false);
+		const records = [p, `${p}.1`, `${p}.2`, `${p}.3`].flatMap(readLines).map(l => JSON.parse(l));
+		expect(records.length).toBe(1000);
+		const starts = new Set(records.filter(r => r.phase === "start").map(r => r.id));
+		const dones = new Set(records.filter(r => r.phase === "done").map(r => r.id));
+		expect(starts.size).toBe(500);
+		expect(dones).toEqual(starts);
+		expect(log.failures()).toBe(0);
+	});
+});
+
+describe("createAuditLog failures", () => {
+	const failureLine = (path: string) => `audit record not written to ${path} (`;
+
+	for (const [name, path] of [
+		["path in a missing directory", () => join(dir, "missing", "dir", "audit.log")],
+		["/dev/full (ENOSPC)", () => "/dev/full"],
+	] as const) {
+		test(`${name} -> never throws, logs on the 1st and 100th failure only`, async () => {
+			const p = path();
+			if (p === "/dev/full" && !existsSync(p)) return;
+			const lines: string[] = [];
+			const log = createAuditLog({ path: p, log: l => lines.push(l) });
+			await log.calls.start({ id: "1", sid: SID, tool: "read", args: {} }); // 1st
+			expect(lines.length).toBe(1);
+			expect(lines[0]).toContain(failureLine(p));
+			await log.calls.done({ id: "1", sid: SID, tool: "read", args: {}, isError: false }); // 2nd
+			expect(lines.length).toBe(1);
+			for (let i = 3; i <= 99; i++) log.write({ id: `${i}`, sid: SID, phase: "start", tool: "read", args: {} });
+			expect(lines.length).toBe(1);
+			log.write({ id: "100", sid: SID, phase: "start", tool: "read", args: {} }); // 100th
+			expect(lines.length).toBe(2);
+			expect(lines[1]).toContain(failureLine(p));
+			expect(lines[1]).toContain("100");
+			expect(log.failures()).toBe(100);
+		});
+	}
+
+	test("failed write -> line names the OS reason code, never the args", async () => {
+		const p = join(dir, "missing", "audit.log");
+		const lines: string[] = [];
+		const log = createAuditLog({ path: p, log: l => lines.push(l) });
+		await log.calls.start({ id: "1", sid: SID, tool: "read", args: { secret: "hunter2" } });
+		expect(lines[0]).toContain("ENOENT");
+		expect(lines[0]).not.toContain("hunter2");
+	});
+});

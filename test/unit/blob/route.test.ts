@@ -1,0 +1,222 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AuditRecord } from "../../../src/audit/log.ts";
+import { BLOB_METHODS } from "../../../src/blob/parse.ts";
+import { createBlobRoute } from "../../../src/blob/route.ts";
+
+describe("createBlobRoute (handle without a socket)", () => {
+	let dir: string;
+	let audits: AuditRecord[];
+	let logs: string[];
+	let route: ReturnType<typeof createBlobRoute>;
+
+	beforeEach(() => {
+		dir = mkdtempSync(join(tmpdir(), "blob-unit-"));
+		mkdirSync(join(dir, "home"));
+		mkdirSync(join(dir, "cwd"));
+		audits = [];
+		logs = [];
+		route = createBlobRoute({
+			home: () => join(dir, "home"),
+			cwd: () => join(dir, "cwd"),
+			audit: r => audits.push(r),
+			log: l => logs.push(l),
+		});
+	});
+	afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+	const call = (
+		method: string,
+		query: string,
+		body?: string | Uint8Array | ReadableStream<Uint8Array> | null,
+		headers: Record<string, string> = {},
+	) =>
+		route.handle(new Request(`http://127.0.0.1:9/blob?${query}`, { method, body: body ?? null, headers }), {
+			sid: "sid-1",
+		});
+	/** A request body the test feeds by hand: `push.enqueue`, `push.close()`, `push.error()`. */
+	const pushBody = () => {
+		let push: ReadableStreamDefaultController<Uint8Array> | undefined;
+		const body = new ReadableStream<Uint8Array>({
+			start: c => {
+				push = c;
+			},
+		});
+		if (!push) throw new Error("ReadableStream start did not run synchronously");
+		return { body, push };
+	};
+	const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
+
+	test("methods are POST, GET, HEAD", () => {
+		expect([...route.methods]).toEqual([...BLOB_METHODS]);
+		expect([...BLOB_METHODS]).toEqual(["POST", "GET", "HEAD"]);
+	});
+
+	test("relative upload -> lands under cwd with parents created; reply and audit agree", async () => {
+		const res = await call("POST", "path=a/b/c.txt", "hello");
+		expect(res.status).toBe(200);
+		const file = join(dir, "cwd", "a", "b", "c.txt");
+		expect(await res.json()).toEqual({ path: file, offset: 0, written: 5, size: 5, sha256: sha("hello") });
+		expect(readFileSync(file, "utf8")).toBe("hello");
+		expect(audits).toEqual([
+			{
+				id: expect.any(String),
+				sid: "sid-1",
+				phase: "done",
+				tool: "blob:write",
+				isError: false,
+				args: { path: file, offset: 0, bytes: 5 },
+			},
+		]);
+	});
+
+	test("no offset appends; sha256 covers this request's bytes only", async () => {
+		await call("POST", "path=~/f", "abc");
+		const res = await call("POST", "path=~/f", "defg");
+		const file = join(dir, "home", "f");
+		expect(await res.json()).toEqual({ path: file, offset: 3, written: 4, size: 7, sha256: sha("defg") });
+		expect(readFileSync(file, "utf8")).toBe("abcdefg");
+	});
+
+	test("offset equal to the size -> 200; any other -> 409 offset_mismatch, file untouched", async () => {
+		await call("POST", "path=f", "abc");
+		for (const off of [0, 2, 4]) {
+			const res = await call("POST", `path=f&offset=${off}`, "zzz");
+			expect(res.status).toBe(409);
+			expect(await res.json()).toMatchObject({ code: "offset_mismatch" });
+		}
+		expect(readFileSync(join(dir, "cwd", "f"), "utf8")).toBe("abc");
+		expect((await call("POST", "path=f&offset=3", "d")).status).toBe(200);
+		expect(readFileSync(join(dir, "cwd", "f"), "utf8")).toBe("abcd");
+	});
+
+	test("offset past the end of a missing file -> 409, nothing created", async () => {
+		const res = await call("POST", "path=new/x&offset=5", "abc");
+		expect(res.status).toBe(409);
+		expect(existsSync(join(dir, "cwd", "new"))).toBe(false);
+	});
+
+	test("empty body, with or without Content-Length -> 400 empty_body, nothing created", async () => {
+		for (const body of [null, "", new ReadableStream({ start: c => c.close() })]) {
+			const res = await call("POST", "path=empty/x", body);
+			expect(res.status).toBe(400);
+			expect(await res.json()).toMatchObject({ code: "empty_body" });
+		}
+		expect(existsSync(join(dir, "cwd", "empty"))).toBe(false);
+		expect(audits.every(a => a.isError && (a.args as { bytes: number }).bytes === 0)).toBe(true);
+	});
+
+	test("a second upload to a path in flight -> 409 upload_in_progress; the lock is released after", async () => {
+		const { body, push } = pushBody();
+		push.enqueue(new TextEncoder().encode("first"));
+		const first = call("POST", "path=locked", body);
+		await Bun.sleep(10);
+		const second = await call("POST", "path=locked", "second");
+		expect(second.status).toBe(409);
+		expect(await second.json()).toMatchObject({ code: "upload_in_progress" });
+		push.close();
+		expect((await first).status).toBe(200);
+		expect((await call("POST", "path=locked", "+")).status).toBe(200);
+		expect(readFileSync(join(dir, "cwd", "locked"), "utf8")).toBe("first+");
+	});
+
+	test("a body that errors mid-stream -> what arrived stays, audit says client disconnected, lock released", async () => {
+		const { body, push } = pushBody();
+		push.enqueue(new TextEncoder().encode("partial"));
+		const pending = call("POST", "path=cut", body);
+		await Bun.sleep(10);
+		push.error(new Error("socket closed"));
+		const res = await pending;
+		expect(res.status).toBe(400);
+		expect(await res.json()).toMatchObject({ code: "client_disconnected" });
+		expect(readFileSync(join(dir, "cwd", "cut"), "utf8")).toBe("partial");
+		expect(audits.at(-1)).toMatchObject({
+			tool: "blob:write",
+			isError: true,
+			error: "client disconnected",
+			args: { offset: 0, bytes: 7 },
+		});
+		expect((await call("POST", "path=cut&offset=7", "!")).status).toBe(200);
+	});
+
+	test("POST or GET on a directory -> 400 is_directory", async () => {
+		for (const m of ["POST", "GET", "HEAD"]) {
+			const res = await call(m, "path=~", m === "POST" ? "x" : null);
+			expect(res.status).toBe(400);
+			if (m !== "HEAD") expect(await res.json()).toMatchObject({ code: "is_directory" });
+		}
+	});
+
+	test("write to /dev/full -> 500 write_failed naming the path, the OS reason and what landed", async () => {
+		const res = await call("POST", "path=/dev/full", "x".repeat(1000));
+		expect(res.status).toBe(500);
+		const body = (await res.json()) as { error: string; code: string };
+		expect(body.code).toBe("write_failed");
+		expect(body.error).toContain("/dev/full");
+		expect(body.error).toContain("ENOSPC");
+		expect(body.error).toContain("0 bytes of this request landed");
+		expect(audits.at(-1)).toMatchObject({ isError: true, args: { path: "/dev/full", bytes: 0 } });
+		expect(logs.join("\n")).toContain("/dev/full");
+	});
+
+	test("upload to a device (/dev/null) -> 200 with the bytes written and their sha256", async () => {
+		const res = await call("POST", "path=/dev/null", "abc");
+		expect(res.status).toBe(200);
+		expect(await res.json()).toEqual({ path: "/dev/null", offset: 0, written: 3, size: 0, sha256: sha("abc") });
+	});
+
+	test("a parent that is a file -> 500 write_failed, 0 bytes landed", async () => {
+		writeFileSync(join(dir, "cwd", "plain"), "x");
+		const res = await call("POST", "path=plain/child", "abc");
+		expect(res.status).toBe(500);
+		const body = (await res.json()) as { error: string; code: string };
+		expect(body).toMatchObject({ code: "write_failed" });
+		expect(body.error).toContain("0 bytes landed");
+	});
+
+	test("GET whole file, ranges, HEAD; audit records offset and bytes", async () => {
+		const data = new Uint8Array(100).map((_, i) => i);
+		writeFileSync(join(dir, "cwd", "d"), data);
+		const full = await call("GET", "path=d");
+		expect(full.status).toBe(200);
+		expect(full.headers.get("content-length")).toBe("100");
+		expect(full.headers.get("accept-ranges")).toBe("bytes");
+		expect(new Uint8Array(await full.arrayBuffer())).toEqual(data);
+		const part = await call("GET", "path=d", null, { range: "bytes=-10" });
+		expect(part.status).toBe(206);
+		expect(part.headers.get("content-range")).toBe("bytes 90-99/100");
+		expect(new Uint8Array(await part.arrayBuffer())).toEqual(data.slice(90));
+		const head = await call("HEAD", "path=d");
+		expect(head.status).toBe(200);
+		expect(head.headers.get("content-length")).toBe("100");
+		const bad = await call("GET", "path=d", null, { range: "bytes=100-" });
+		expect(bad.status).toBe(416);
+		expect(bad.headers.get("content-range")).toBe("bytes */100");
+		expect(await bad.json()).toMatchObject({ code: "range_not_satisfiable" });
+		expect(audits.map(a => [a.tool, a.isError, a.args])).toEqual([
+			["blob:read", false, { path: join(dir, "cwd", "d"), offset: 0, bytes: 100 }],
+			["blob:read", false, { path: join(dir, "cwd", "d"), offset: 90, bytes: 10 }],
+			["blob:read", false, { path: join(dir, "cwd", "d"), offset: 0, bytes: 0 }],
+			["blob:read", true, { path: join(dir, "cwd", "d"), offset: null, bytes: 0 }],
+		]);
+	});
+
+	test("GET a missing file -> 404 not_found; a device -> 400 not_a_file", async () => {
+		const missing = await call("GET", "path=nope");
+		expect(missing.status).toBe(404);
+		expect(await missing.json()).toMatchObject({ code: "not_found" });
+		const dev = await call("GET", "path=/dev/zero");
+		expect(dev.status).toBe(400);
+		expect(await dev.json()).toMatchObject({ code: "not_a_file" });
+	});
+
+	test("bad query -> 400 with its code, audited with the raw path", async () => {
+		const res = await call("POST", "path=a%00b", "x");
+		expect(res.status).toBe(400);
+		expect(await res.json()).toEqual({ error: "path contains a NUL byte", code: "bad_path" });
+		expect(audits.at(-1)).toMatchObject({ isError: true, args: { path: "a\u0000b", offset: null, bytes: 0 } });
+	});
+});

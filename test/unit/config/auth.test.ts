@@ -1,0 +1,167 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import {
+	type BearerParse,
+	checkAuth,
+	checkHostOrigin,
+	type HostOriginResult,
+	hostName,
+	parseBearer,
+	tokenFingerprint,
+	tokensEqual,
+} from "../../../src/config/auth.ts";
+
+const TOKEN = "t0k3n-0123456789abcdefghijklmnopqrstuvwxyz"; // 42 chars
+
+describe("parseBearer", () => {
+	const cases: Array<[string | null, BearerParse]> = [
+		[null, { kind: "missing" }],
+		["", { kind: "missing" }],
+		["   ", { kind: "missing" }],
+		["Basic dXNlcjpwdw==", { kind: "other_scheme" }],
+		["Token abc", { kind: "other_scheme" }],
+		["Bearerabc", { kind: "other_scheme" }],
+		["Bearer abc", { kind: "bearer", token: "abc" }],
+		["bearer abc", { kind: "bearer", token: "abc" }],
+		["BEARER abc", { kind: "bearer", token: "abc" }],
+		["BeArEr abc", { kind: "bearer", token: "abc" }],
+		["Bearer    abc   ", { kind: "bearer", token: "abc" }],
+		["  Bearer abc", { kind: "bearer", token: "abc" }],
+		["Bearer\tabc", { kind: "bearer", token: "abc" }],
+		["Bearer", { kind: "bearer", token: "" }],
+		["Bearer   ", { kind: "bearer", token: "" }],
+	];
+	for (const [header, want] of cases) {
+		test(`${JSON.stringify(header)} -> ${JSON.stringify(want)}`, () => {
+			expect(parseBearer(header)).toEqual(want);
+		});
+	}
+
+	test("the 'Bearer ' fast path agrees with the general grammar on random values", () => {
+		const general = (h: string): BearerParse => {
+			if (h.trim() === "") return { kind: "missing" };
+			const m = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+(.*))?$/.exec(h);
+			if (m?.[1]?.toLowerCase() !== "bearer") return { kind: "other_scheme" };
+			return { kind: "bearer", token: (m[2] ?? "").trim() };
+		};
+		const tail = fc.string({
+			unit: fc.constantFrom(" ", "\t", "\n", "\r", "\u2028", "\u00a0", "a", "Z", "9", "-", "="),
+		});
+		fc.assert(
+			fc.property(tail, t => expect(parseBearer(`Bearer ${t}`)).toEqual(general(`Bearer ${t}`))),
+			{
+				numRuns: 2000,
+			},
+		);
+	});
+});
+
+describe("tokensEqual", () => {
+	test("same token -> true", () => {
+		expect(tokensEqual(TOKEN, TOKEN)).toBe(true);
+	});
+	test("different token of the same length -> false", () => {
+		expect(tokensEqual(`${TOKEN.slice(0, -1)}X`, TOKEN)).toBe(false);
+	});
+	test("prefix of the token -> false (lengths differ)", () => {
+		expect(tokensEqual(TOKEN.slice(0, 10), TOKEN)).toBe(false);
+	});
+	test("empty vs token -> false", () => {
+		expect(tokensEqual("", TOKEN)).toBe(false);
+	});
+});
+
+describe("tokenFingerprint", () => {
+	test("-> stable 16 hex chars that differ per token and do not contain the token", () => {
+		const f = tokenFingerprint(TOKEN);
+		expect(f).toMatch(/^[0-9a-f]{16}$/);
+		expect(tokenFingerprint(TOKEN)).toBe(f);
+		expect(tokenFingerprint(`${TOKEN}x`)).not.toBe(f);
+	});
+});
+
+describe("checkAuth", () => {
+	const cases: Array<[string, string | null, ReturnType<typeof checkAuth>]> = [
+		["no header", null, { ok: false, kind: "unauthorized" }],
+		["empty header", "", { ok: false, kind: "unauthorized" }],
+		["Basic scheme", "Basic dXNlcjpwdw==", { ok: false, kind: "unauthorized" }],
+		["Bearer alone", "Bearer", { ok: false, kind: "unauthorized" }],
+		["wrong Bearer token", "Bearer nope", { ok: false, kind: "invalid_token" }],
+		["token with one char changed", `Bearer ${TOKEN.slice(0, -1)}X`, { ok: false, kind: "invalid_token" }],
+		["right token", `Bearer ${TOKEN}`, { ok: true }],
+		["right token, lower-case scheme", `bearer ${TOKEN}`, { ok: true }],
+		["right token, upper-case scheme and extra spaces", `BEARER   ${TOKEN}  `, { ok: true }],
+	];
+	for (const [name, header, want] of cases) {
+		test(`${name} -> ${want.ok ? "ok" : (want as { kind: string }).kind}`, () => {
+			expect(checkAuth(header, TOKEN)).toEqual(want);
+		});
+	}
+});
+
+describe("hostName", () => {
+	const cases: Array<[string, string | null]> = [
+		["127.0.0.1:8080", "127.0.0.1"],
+		["LOCALHOST", "localhost"],
+		["[::1]:9", "[::1]"],
+		["example.com", "example.com"],
+		["a:b:c", null],
+		["", null],
+	];
+	for (const [host, want] of cases) {
+		test(`${JSON.stringify(host)} -> ${JSON.stringify(want)}`, () => {
+			expect(hostName(host)).toBe(want);
+		});
+	}
+});
+
+describe("checkHostOrigin", () => {
+	const P = 4567;
+	const OK: HostOriginResult = { ok: true };
+	const HOST: HostOriginResult = { ok: false, kind: "forbidden_host" };
+	const ORIGIN: HostOriginResult = { ok: false, kind: "forbidden_origin" };
+	// [name, Host, Origin, loopback bind, allowed origins, expected]
+	const cases: Array<[string, string | null, string | null, boolean, string[], HostOriginResult]> = [
+		["loopback: Host 127.0.0.1:port", `127.0.0.1:${P}`, null, true, [], OK],
+		["loopback: Host 127.0.0.1 without port", "127.0.0.1", null, true, [], OK],
+		["loopback: Host localhost:port", `localhost:${P}`, null, true, [], OK],
+		["loopback: Host LocalHost (case)", `LocalHost:${P}`, null, true, [], OK],
+		["loopback: Host [::1]:port", `[::1]:${P}`, null, true, [], OK],
+		["loopback: Host evil.com", "evil.com", null, true, [], HOST],
+		["loopback: Host evil.com:port", `evil.com:${P}`, null, true, [], HOST],
+		["loopback: missing Host", null, null, true, [], HOST],
+		["loopback: Host 127.0.0.1.evil.com", `127.0.0.1.evil.com:${P}`, null, true, [], HOST],
+		["loopback: Host localhost.evil.com", "localhost.evil.com", null, true, [], HOST],
+		["loopback: Host 127.0.0.2 (not a listed name)", `127.0.0.2:${P}`, null, true, [], HOST],
+		["loopback: empty Host", "", null, true, [], HOST],
+		["non-loopback: Host evil.com passes the Host check", "evil.com", null, false, [], OK],
+		["non-loopback: missing Host passes the Host check", null, null, false, [], OK],
+		["Origin absent", `127.0.0.1:${P}`, null, true, [], OK],
+		["Origin same-origin", `127.0.0.1:${P}`, `http://127.0.0.1:${P}`, true, [], OK],
+		["Origin same-origin via localhost", `localhost:${P}`, `http://localhost:${P}`, true, [], OK],
+		["Origin on another port", `127.0.0.1:${P}`, `http://127.0.0.1:${P + 1}`, true, [], ORIGIN],
+		["Origin with https scheme", `127.0.0.1:${P}`, `https://127.0.0.1:${P}`, true, [], ORIGIN],
+		["Origin localhost for Host 127.0.0.1", `127.0.0.1:${P}`, `http://localhost:${P}`, true, [], ORIGIN],
+		["Origin evil.com", `127.0.0.1:${P}`, "http://evil.com", true, [], ORIGIN],
+		['Origin "null"', `127.0.0.1:${P}`, "null", true, [], ORIGIN],
+		["Origin garbage", `127.0.0.1:${P}`, "garbage", true, [], ORIGIN],
+		["Origin empty", `127.0.0.1:${P}`, "", true, [], ORIGIN],
+		["Origin listed in allowedOrigins", `127.0.0.1:${P}`, "http://localhost:3000", true, ["http://localhost:3000"], OK],
+		[
+			"Origin not listed in allowedOrigins",
+			`127.0.0.1:${P}`,
+			"http://localhost:3001",
+			true,
+			["http://localhost:3000"],
+			ORIGIN,
+		],
+		["non-loopback: foreign Origin refused", "example.com", "http://evil.com", false, [], ORIGIN],
+		["non-loopback: same-origin", "example.com:8080", "http://example.com:8080", false, [], OK],
+		["bad Host checked before a good Origin", "evil.com", `http://127.0.0.1:${P}`, true, [], HOST],
+	];
+	for (const [name, host, origin, loopback, allowed, want] of cases) {
+		test(`${name} -> ${want.ok ? "ok" : (want as { kind: string }).kind}`, () => {
+			expect(checkHostOrigin(host, origin, loopback, allowed)).toEqual(want);
+		});
+	}
+});

@@ -1,0 +1,155 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BridgeConfig } from "../../../src/config/config.ts";
+import { loadConfig, rotateToken } from "../../../src/config/file.ts";
+
+const TOKEN_32 = "abcdefghijklmnopqrstuvwxyz012345"; // 32 chars: the minimum
+const BASE64URL_43 = /^[A-Za-z0-9_-]{43}$/;
+const mode = (p: string): number => statSync(p).mode & 0o777;
+
+let dir: string;
+beforeEach(() => {
+	dir = mkdtempSync(join(tmpdir(), "a2a-config-"));
+});
+afterEach(() => {
+	rmSync(dir, { recursive: true, force: true });
+});
+
+describe("loadConfig", () => {
+	test("absent file -> created at 0600, tab-indented, default fields and a 43-char base64url token", () => {
+		const p = join(dir, "sub", "a2a-bridge.json");
+		const loaded = loadConfig(p);
+		expect(existsSync(p)).toBe(true);
+		expect(mode(p)).toBe(0o600);
+		const text = readFileSync(p, "utf8");
+		expect(text).toContain('\n\t"port": 0');
+		const raw = JSON.parse(text);
+		expect(Object.keys(raw)).toEqual(["port", "token", "host", "host_llm"]);
+		expect(raw).toMatchObject({ port: 0, host: "127.0.0.1", host_llm: "allow" });
+		expect(raw.token).toMatch(BASE64URL_43);
+		expect(loaded.config).toEqual({
+			port: 0,
+			token: raw.token,
+			host: "127.0.0.1",
+			host_llm: "allow",
+			allowed_origins: [],
+		});
+		expect(loaded.path).toBe(p);
+	});
+
+	test("absent token -> generated and written back at 0600, unknown fields kept", () => {
+		const p = join(dir, "a2a-bridge.json");
+		writeFileSync(p, JSON.stringify({ port: 4242, host: "127.0.0.1", custom: { keep: [1, 2] } }), { mode: 0o644 });
+		chmodSync(p, 0o644);
+		const loaded = loadConfig(p);
+		expect(loaded.config.token).toMatch(BASE64URL_43);
+		expect(loaded.config.port).toBe(4242);
+		const raw = JSON.parse(readFileSync(p, "utf8"));
+		expect(raw.token).toBe(loaded.config.token);
+		expect(raw.custom).toEqual({ keep: [1, 2] });
+		expect(raw.port).toBe(4242);
+		expect(mode(p)).toBe(0o600);
+		expect(readFileSync(p, "utf8")).toContain('\n\t"token": ');
+		expect(loaded.warnings.some(w => w.includes(p))).toBe(true);
+	});
+
+	for (const token of [12345, null, true, { t: 1 }]) {
+		test(`non-string token ${JSON.stringify(token)} -> generated and written back`, () => {
+			const p = join(dir, "a2a-bridge.json");
+			writeFileSync(p, JSON.stringify({ port: 0, token, other: "kept" }));
+			const loaded = loadConfig(p);
+			expect(loaded.config.token).toMatch(BASE64URL_43);
+			const raw = JSON.parse(readFileSync(p, "utf8"));
+			expect(raw.token).toBe(loaded.config.token);
+			expect(raw.other).toBe("kept");
+		});
+	}
+
+	test("existing valid token -> used as is, file untouched", () => {
+		const p = join(dir, "a2a-bridge.json");
+		const text = JSON.stringify({ port: 1, token: TOKEN_32 });
+		writeFileSync(p, text, { mode: 0o600 });
+		expect(loadConfig(p).config.token).toBe(TOKEN_32);
+		expect(readFileSync(p, "utf8")).toBe(text);
+	});
+
+	const refusedTokens: Array<[string, string]> = [
+		["short token (31 chars)", TOKEN_32.slice(1)],
+		["whitespace in token", `${TOKEN_32.slice(0, 16)} ${TOKEN_32.slice(16)}`],
+		["empty token", ""],
+	];
+	for (const [name, token] of refusedTokens) {
+		test(`${name} -> refused naming file and field, file bytes unchanged`, () => {
+			const p = join(dir, "a2a-bridge.json");
+			writeFileSync(p, JSON.stringify({ port: 0, token }, null, 2), { mode: 0o600 });
+			const before = readFileSync(p);
+			expect(() => loadConfig(p)).toThrow(p);
+			expect(() => loadConfig(p)).toThrow("field 'token'");
+			expect(readFileSync(p).equals(before)).toBe(true);
+		});
+	}
+
+	test("invalid JSON -> refused naming the file, file untouched", () => {
+		const p = join(dir, "a2a-bridge.json");
+		writeFileSync(p, '{"port": 0,');
+		expect(() => loadConfig(p)).toThrow(p);
+		expect(readFileSync(p, "utf8")).toBe('{"port": 0,');
+	});
+
+	test("malformed port -> refused with the exact field rule", () => {
+		const p = join(dir, "a2a-bridge.json");
+		writeFileSync(p, JSON.stringify({ port: 70000, token: TOKEN_32 }));
+		expect(() => loadConfig(p)).toThrow(`${p}: field 'port' must be an integer in [0, 65535]`);
+	});
+
+	test("non-loopback host -> a warning naming the address", () => {
+		const p = join(dir, "a2a-bridge.json");
+		writeFileSync(p, JSON.stringify({ token: TOKEN_32, host: "0.0.0.0" }));
+		const loaded = loadConfig(p);
+		expect(loaded.warnings.some(w => w.includes("0.0.0.0"))).toBe(true);
+	});
+
+	test("loopback host with a token -> no warnings", () => {
+		const p = join(dir, "a2a-bridge.json");
+		writeFileSync(p, JSON.stringify({ token: TOKEN_32, host: "127.0.0.1" }));
+		expect(loadConfig(p).warnings).toEqual([]);
+	});
+});
+
+describe("rotateToken", () => {
+	const current: BridgeConfig = {
+		port: 7000,
+		token: TOKEN_32,
+		host: "127.0.0.1",
+		host_llm: "deny",
+		allowed_origins: [],
+	};
+
+	test("existing file -> new token written at 0600, every other field kept", () => {
+		const p = join(dir, "a2a-bridge.json");
+		writeFileSync(p, JSON.stringify({ port: 7000, token: TOKEN_32, host_llm: "deny", mine: "x" }), { mode: 0o600 });
+		const token = rotateToken(p, current);
+		expect(token).not.toBe(TOKEN_32);
+		expect(token).toMatch(BASE64URL_43);
+		const raw = JSON.parse(readFileSync(p, "utf8"));
+		expect(raw).toEqual({ port: 7000, token, host_llm: "deny", mine: "x" });
+		expect(mode(p)).toBe(0o600);
+	});
+
+	test("missing file -> recreated from the current config with the new token", () => {
+		const p = join(dir, "gone.json");
+		const token = rotateToken(p, current);
+		const raw = JSON.parse(readFileSync(p, "utf8"));
+		expect(raw).toEqual({ port: 7000, token, host: "127.0.0.1", host_llm: "deny" });
+		expect(mode(p)).toBe(0o600);
+	});
+
+	test("file that no longer parses -> refused, file untouched", () => {
+		const p = join(dir, "a2a-bridge.json");
+		writeFileSync(p, "{broken");
+		expect(() => rotateToken(p, current)).toThrow();
+		expect(readFileSync(p, "utf8")).toBe("{broken");
+	});
+});

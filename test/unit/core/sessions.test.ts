@@ -1,0 +1,164 @@
+import { describe, expect, test } from "bun:test";
+import { MAX_SESSIONS, SESSION_TTL_MS, SessionTable } from "../../../src/core/sessions.ts";
+
+const FP = "fingerprint-a";
+const HOUR = 60 * 60 * 1000;
+
+/** A table on a manual clock, recording every ended sid. */
+function makeTable(opts: { max?: number; ttlMs?: number } = {}) {
+	const clock = { t: 1_000_000 };
+	const ended: string[] = [];
+	const table = new SessionTable({ now: () => clock.t, ...opts });
+	table.onEnd = sid => ended.push(sid);
+	return { table, clock, ended };
+}
+
+describe("SessionTable limits", () => {
+	test("defaults -> 64 sessions, 24 h idle", () => {
+		expect(MAX_SESSIONS).toBe(64);
+		expect(SESSION_TTL_MS).toBe(24 * HOUR);
+	});
+
+	test("create -> UUIDv4 sid, fields filled from the clock", () => {
+		const { table, clock } = makeTable();
+		const s = table.create(FP, "2025-06-18");
+		expect(s.sid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+		expect(s).toMatchObject({ fingerprint: FP, protocolVersion: "2025-06-18", createdAt: clock.t, lastSeen: clock.t });
+		expect(table.create(FP, "2025-06-18").sid).not.toBe(s.sid);
+	});
+
+	test("64 creates -> all live, nothing ended", () => {
+		const { table, clock, ended } = makeTable();
+		for (let i = 0; i < 64; i++) {
+			table.create(FP, "v");
+			clock.t += 1;
+		}
+		expect(table.size).toBe(64);
+		expect(ended).toEqual([]);
+	});
+
+	test("65th create -> evicts the oldest untouched session, onEnd called for it", () => {
+		const { table, clock, ended } = makeTable();
+		const sids: string[] = [];
+		for (let i = 0; i < 64; i++) {
+			sids.push(table.create(FP, "v").sid);
+			clock.t += 1;
+		}
+		const newest = table.create(FP, "v").sid;
+		expect(table.size).toBe(64);
+		expect(ended).toEqual([sids[0] as string]);
+		expect(table.touch(sids[0] as string, FP).ok).toBe(false);
+		expect(table.touch(newest, FP).ok).toBe(true);
+	});
+
+	test("65th create after touching the oldest -> evicts the least recently seen instead", () => {
+		const { table, clock, ended } = makeTable();
+		const sids: string[] = [];
+		for (let i = 0; i < 64; i++) {
+			sids.push(table.create(FP, "v").sid);
+			clock.t += 1;
+		}
+		const [first, second] = sids as [string, string];
+		expect(table.touch(first, FP).ok).toBe(true);
+		clock.t += 1;
+		table.create(FP, "v");
+		expect(ended).toEqual([second]);
+		expect(table.has(first)).toBe(true);
+		expect(table.has(second)).toBe(false);
+	});
+});
+
+describe("SessionTable TTL", () => {
+	test("idle exactly 24 h -> still live", () => {
+		const { table, clock } = makeTable();
+		const s = table.create(FP, "v");
+		clock.t += SESSION_TTL_MS;
+		expect(table.touch(s.sid, FP).ok).toBe(true);
+	});
+
+	test("idle 24 h + 1 ms -> not found, onEnd called", () => {
+		const { table, clock, ended } = makeTable();
+		const s = table.create(FP, "v");
+		clock.t += SESSION_TTL_MS + 1;
+		expect(table.has(s.sid)).toBe(false);
+		expect(table.touch(s.sid, FP).ok).toBe(false);
+		expect(ended).toEqual([s.sid]);
+		expect(table.size).toBe(0);
+	});
+
+	test("touch at 23 h refreshes -> live 23 h later (46 h after creation)", () => {
+		const { table, clock } = makeTable();
+		const s = table.create(FP, "v");
+		clock.t += 23 * HOUR;
+		const hit = table.touch(s.sid, FP);
+		expect(hit.ok && hit.session.lastSeen).toBe(clock.t);
+		clock.t += 23 * HOUR;
+		expect(table.touch(s.sid, FP).ok).toBe(true);
+	});
+
+	test("has() does not refresh -> session expires 24 h after the last touch", () => {
+		const { table, clock } = makeTable();
+		const s = table.create(FP, "v");
+		clock.t += 23 * HOUR;
+		expect(table.has(s.sid)).toBe(true);
+		clock.t += 2 * HOUR;
+		expect(table.touch(s.sid, FP).ok).toBe(false);
+	});
+
+	test("expired sessions are swept on size and create -> onEnd for each", () => {
+		const { table, clock, ended } = makeTable();
+		const a = table.create(FP, "v").sid;
+		const b = table.create(FP, "v").sid;
+		clock.t += SESSION_TTL_MS + 1;
+		const c = table.create(FP, "v").sid;
+		expect(ended.sort()).toEqual([a, b].sort());
+		expect(table.size).toBe(1);
+		expect(table.has(c)).toBe(true);
+	});
+
+	test("ttlMs option -> overrides the default", () => {
+		const { table, clock } = makeTable({ ttlMs: 1000 });
+		const s = table.create(FP, "v");
+		clock.t += 1001;
+		expect(table.touch(s.sid, FP).ok).toBe(false);
+	});
+});
+
+describe("SessionTable lookup", () => {
+	test("unknown sid -> not found", () => {
+		const { table } = makeTable();
+		expect(table.touch("no-such-sid", FP)).toEqual({ ok: false });
+	});
+
+	test("wrong fingerprint -> not found, session left alive and unrefreshed", () => {
+		const { table, clock, ended } = makeTable();
+		const s = table.create(FP, "v");
+		clock.t += 1000;
+		expect(table.touch(s.sid, "other-fingerprint")).toEqual({ ok: false });
+		expect(s.lastSeen).toBe(clock.t - 1000);
+		expect(ended).toEqual([]);
+		expect(table.touch(s.sid, FP).ok).toBe(true);
+	});
+
+	test("delete -> true once, onEnd called, then not found", () => {
+		const { table, ended } = makeTable();
+		const s = table.create(FP, "v");
+		expect(table.delete(s.sid)).toBe(true);
+		expect(ended).toEqual([s.sid]);
+		expect(table.touch(s.sid, FP).ok).toBe(false);
+		expect(table.delete(s.sid)).toBe(false);
+		expect(ended).toEqual([s.sid]);
+	});
+
+	test("revokeExcept -> ends sessions of other fingerprints only, returns their count", () => {
+		const { table, ended } = makeTable();
+		const old1 = table.create("old", "v").sid;
+		const keep = table.create(FP, "v").sid;
+		const old2 = table.create("old", "v").sid;
+		expect(table.revokeExcept(FP)).toBe(2);
+		expect(ended.sort()).toEqual([old1, old2].sort());
+		expect(table.touch(keep, FP).ok).toBe(true);
+		expect(table.has(old1)).toBe(false);
+		expect(table.has(old2)).toBe(false);
+	});
+});

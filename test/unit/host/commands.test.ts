@@ -1,0 +1,109 @@
+import { describe, expect, test } from "bun:test";
+import {
+	announcement,
+	type BridgeStatus,
+	MCP_JSON_TIMEOUT_MS,
+	mcpJson,
+	NOT_RUNNING,
+	statusText,
+	tokenPrefix,
+} from "../../../src/host/commands.ts";
+
+const TOKEN = "abcdef0123456789abcdef0123456789abcdef01234"; // 43 chars
+const URL = "http://127.0.0.1:1234/";
+
+const status = (over: Partial<BridgeStatus> = {}): BridgeStatus => ({
+	url: URL,
+	token: TOKEN,
+	sessions: 3,
+	callsServed: 17,
+	inFlight: [],
+	takeover: "allow",
+	auditPath: "/home/u/.omp/agent/a2a-bridge.log",
+	...over,
+});
+
+describe("announcement", () => {
+	test("-> 'A2A bridge listening on <url> (token <first 6>…)'", () => {
+		expect(announcement(URL, TOKEN)).toBe("A2A bridge listening on http://127.0.0.1:1234/ (token abcdef…)");
+	});
+	test("-> never the full token", () => {
+		expect(announcement(URL, TOKEN)).not.toContain(TOKEN.slice(0, 7));
+	});
+});
+
+describe("tokenPrefix", () => {
+	test("-> first 6 chars and an ellipsis", () => {
+		expect(tokenPrefix(TOKEN)).toBe("abcdef…");
+	});
+});
+
+describe("statusText", () => {
+	test("idle bridge -> url, token prefix, sessions n/64, calls served, none in flight, takeover, audit path", () => {
+		const text = statusText(status());
+		expect(text).toContain(URL);
+		expect(text).toContain("abcdef…");
+		expect(text).toContain("3/64");
+		expect(text).toContain("calls served: 17");
+		expect(text).toContain("calls in flight: 0");
+		expect(text).toContain("host_llm=allow");
+		expect(text).toContain("/home/u/.omp/agent/a2a-bridge.log");
+	});
+
+	test("calls in flight -> count, each tool with its age in seconds", () => {
+		const text = statusText(
+			status({
+				inFlight: [
+					{ tool: "bash", ageMs: 65_000 },
+					{ tool: "read", ageMs: 1_400 },
+				],
+				takeover: "deny",
+			}),
+		);
+		expect(text).toContain("calls in flight: 2");
+		expect(text).toContain("bash (65 s)");
+		expect(text).toContain("read (1 s)");
+		expect(text).toContain("host_llm=deny");
+	});
+
+	test("-> never the full token", () => {
+		expect(statusText(status())).not.toContain(TOKEN.slice(0, 7));
+	});
+
+	test("-> one fact per line", () => {
+		expect(statusText(status()).split("\n").length).toBe(7);
+	});
+});
+
+describe("mcpJson", () => {
+	test("-> parses to an mcpServers entry with url, Bearer header and a long timeout", () => {
+		const parsed = JSON.parse(mcpJson(URL, TOKEN));
+		expect(parsed).toEqual({
+			mcpServers: {
+				"omp-host": {
+					type: "http",
+					url: URL,
+					headers: { Authorization: `Bearer ${TOKEN}` },
+					timeout: MCP_JSON_TIMEOUT_MS,
+				},
+			},
+		});
+	});
+
+	test("timeout -> far beyond the host MCP client's 30 s default", () => {
+		const entry = JSON.parse(mcpJson(URL, TOKEN)).mcpServers["omp-host"];
+		expect(typeof entry.timeout).toBe("number");
+		expect(entry.timeout).toBeGreaterThan(30_000);
+		expect(entry.timeout).toBeGreaterThanOrEqual(60 * 60 * 1000);
+	});
+
+	test("custom name -> used as the server key", () => {
+		expect(Object.keys(JSON.parse(mcpJson(URL, TOKEN, "laptop")).mcpServers)).toEqual(["laptop"]);
+	});
+});
+
+describe("NOT_RUNNING", () => {
+	test("-> 'A2A bridge not running'", () => {
+		expect(NOT_RUNNING).toBe("A2A bridge not running");
+	});
+});
