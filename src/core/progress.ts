@@ -6,6 +6,10 @@
  * the connection alive; nothing is written after the final message.
  */
 
+import type { SseTimings } from "./types.ts";
+
+export type { SseTimings } from "./types.ts";
+
 export const PROGRESS_MIN_INTERVAL_MS = 250;
 export const KEEPALIVE_MS = 15_000;
 export const HEARTBEAT_MS = 5_000;
@@ -28,13 +32,6 @@ export function acceptsEventStream(accept: string | null): boolean {
 		const type = part.split(";")[0]?.trim().toLowerCase();
 		return type === "text/event-stream" || type === "*/*" || type === "text/*";
 	});
-}
-
-export interface SseTimings {
-	minIntervalMs?: number;
-	keepaliveMs?: number;
-	heartbeatMs?: number;
-	now?: () => number;
 }
 
 export interface SseCall {

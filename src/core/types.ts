@@ -2,7 +2,14 @@
  * The types the request pipeline shares with the host adapter and the feature routes. Types only:
  * any module may import them without pulling in the server.
  */
-import type { SseTimings } from "./progress.ts";
+
+/** SSE pacing (contract §6.4); overridable in tests. */
+export interface SseTimings {
+	minIntervalMs?: number;
+	keepaliveMs?: number;
+	heartbeatMs?: number;
+	now?: () => number;
+}
 
 export type ContentBlock =
 	| { type: "text"; text: string }

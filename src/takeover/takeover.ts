@@ -6,34 +6,17 @@
  * what arming did and names on stderr what could not come back; nothing is persisted.
  */
 import type { AuditRecord } from "../audit/log.ts";
+import { type Armed, claim, rearm, undo } from "./layers.ts";
 import {
 	claimsFor,
 	createTripwire,
-	DENY_API,
-	denyCopy,
-	type FetchFn,
-	fingerprint,
 	type HostLlmState,
-	type HostSettings,
-	type ModelRow,
-	NOISY_SETTINGS,
 	planClaims,
 	type Result,
 	type TakeoverHost,
 	tripwireHosts,
 	uncoveredTransport,
 } from "./plan.ts";
-
-interface Armed {
-	hosts: Set<string>;
-	/** Claimed provider → its fingerprint before the claim. */
-	claims: Map<string, string>;
-	overrides: Array<{ settings: HostSettings; path: string }>;
-	tripwire: { original: FetchFn; wrapper: FetchFn; active: boolean };
-	main: { original: ModelRow; deny: ModelRow } | null;
-	/** Set when a later registry change escaped the claims: only the tripwire covers that part. */
-	escaped: string | null;
-}
 
 /** The switch. `arm()`/`restore()` act; `toggle()` is what the route and the start-up arming call. */
 export class Takeover {
@@ -78,7 +61,7 @@ export class Takeover {
 	/** Arms every layer, or re-arms a new Main session when already armed. */
 	arm(): Result<void> {
 		if (this.#armed) {
-			this.#rearm(this.#armed);
+			rearm(this.#host, this.#armed);
 			return { ok: true, value: undefined };
 		}
 		const rows = this.#host.models();
@@ -95,12 +78,12 @@ export class Takeover {
 		};
 		try {
 			this.#host.registerDenyApi();
-			for (const provider of plan.value) this.#claim(armed, rows, provider);
+			for (const provider of plan.value) claim(this.#host, armed, rows, provider);
 			tripwire.wrapper = createTripwire(tripwire.original, armed.hosts, () => tripwire.active, this.#host.log);
 			this.#host.setFetch(tripwire.wrapper);
-			this.#rearm(armed);
+			rearm(this.#host, armed);
 		} catch (err) {
-			for (const problem of this.#undo(armed)) this.#host.log(`a2a-bridge takeover: rollback: ${problem}`);
+			for (const problem of undo(this.#host, armed)) this.#host.log(`a2a-bridge takeover: rollback: ${problem}`);
 			return { ok: false, code: "cannot_arm", message: err instanceof Error ? err.message : String(err) };
 		}
 		this.#armed = armed;
@@ -115,12 +98,12 @@ export class Takeover {
 			for (const provider of armed.claims.keys()) this.#host.releaseProvider(provider);
 			armed.claims.clear();
 			const rows = this.#host.models();
-			for (const provider of claimsFor(rows)) this.#claim(armed, rows, provider);
+			for (const provider of claimsFor(rows)) claim(this.#host, armed, rows, provider);
 			armed.escaped = uncoveredTransport(rows, [...armed.claims.keys()]);
 		} catch (err) {
 			armed.escaped = err instanceof Error ? err.message : String(err);
 		}
-		this.#rearm(armed);
+		rearm(this.#host, armed);
 		if (armed.escaped) this.#host.log(`a2a-bridge takeover: only the tripwire covers this: ${armed.escaped}`);
 	}
 
@@ -129,69 +112,8 @@ export class Takeover {
 		const a = this.#armed;
 		if (!a) return [];
 		this.#armed = null;
-		const problems = this.#undo(a);
+		const problems = undo(this.#host, a);
 		for (const p of problems) this.#host.log(`a2a-bridge takeover: not restored: ${p}`);
-		return problems;
-	}
-
-	#claim(armed: Armed, rows: ModelRow[], provider: string): void {
-		armed.claims.set(provider, fingerprint(rows, provider, this.#host.hasAuth(provider)));
-		this.#host.claimProvider(provider, rows.filter(r => r.provider === provider).map(denyCopy));
-		const after = this.#host.models().filter(r => r.provider === provider);
-		if (after.length === 0 || after.some(r => r.api !== DENY_API || r.transport)) {
-			throw new Error(`provider '${provider}' could not be claimed (its rows still bypass the deny)`);
-		}
-	}
-
-	/** Covers the live Main session and its settings; safe to repeat for a new Main session. */
-	#rearm(armed: Armed): void {
-		for (const h of tripwireHosts(this.#host.models())) armed.hosts.add(h);
-		const settings = this.#host.mainSettings();
-		if (settings && !armed.overrides.some(o => o.settings === settings)) {
-			for (const [path, value] of NOISY_SETTINGS) {
-				// Only paths we change are recorded, so restore never clears an override it did not set.
-				if (settings.get(path) === value) continue;
-				settings.override(path, value);
-				armed.overrides.push({ settings, path });
-			}
-		}
-		const live = this.#host.mainModel();
-		if (live && live.api !== DENY_API) {
-			const deny = denyCopy(live);
-			this.#host.setMainModel(deny);
-			armed.main = { original: live, deny };
-		}
-	}
-
-	#undo(a: Armed): string[] {
-		const problems: string[] = [];
-		const attempt = (what: string, fn: () => void): void => {
-			try {
-				fn();
-			} catch (err) {
-				problems.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
-			}
-		};
-		if (a.main) {
-			const { original, deny } = a.main;
-			if (this.#host.mainModel() === deny) attempt("Main's model row", () => this.#host.setMainModel(original));
-			else problems.push("Main's model row was replaced while denied; left as it is");
-		}
-		for (const { settings, path } of a.overrides) attempt(`setting ${path}`, () => settings.clearOverride(path));
-		a.tripwire.active = false;
-		if (this.#host.getFetch() === a.tripwire.wrapper) this.#host.setFetch(a.tripwire.original);
-		else if (a.tripwire.wrapper !== a.tripwire.original) {
-			problems.push("globalThis.fetch was wrapped again while denied; the tripwire stays as a pass-through");
-		}
-		for (const provider of a.claims.keys())
-			attempt(`provider '${provider}'`, () => this.#host.releaseProvider(provider));
-		const rows = this.#host.models();
-		for (const [provider, before] of a.claims) {
-			if (fingerprint(rows, provider, this.#host.hasAuth(provider)) !== before) {
-				problems.push(`provider '${provider}' did not come back as it was before the claim`);
-			}
-		}
-		attempt("deny API", () => this.#host.unregisterDenyApi());
 		return problems;
 	}
 }

@@ -1,0 +1,31 @@
+/** What the `/blob` handlers share: the per-request audit note and refusal, and small fs helpers. */
+import { type Stats, statSync } from "node:fs";
+import type { BlobCode } from "./parse.ts";
+
+export const osReason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+export const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
+
+/** Writes one audit record; `error` present means the request failed. */
+export type Note = (path: string | null, offset: number | null, bytes: number, error?: string) => void;
+/** Audits a refusal (0 bytes moved) and builds its response. */
+export type Refuse = (
+	path: string | null,
+	offset: number | null,
+	code: BlobCode,
+	message: string,
+	h?: Record<string, string>,
+) => Response;
+export interface Ctx {
+	note: Note;
+	refuse: Refuse;
+	log(line: string): void;
+}
+
+export function statOrNull(path: string): Stats | null {
+	try {
+		return statSync(path);
+	} catch (err) {
+		if (errno(err) === "ENOENT" || errno(err) === "ENOTDIR") return null;
+		throw err;
+	}
+}

@@ -1,0 +1,89 @@
+/**
+ * The HTTP guards of contract §4 that run before any route: the route table, Host/Origin, the
+ * method and the Bearer token. Each returns a Response to answer with, or nothing to go on.
+ */
+import { checkAuth, checkHostOrigin, type HostOriginResult, tokenFingerprint } from "../config/auth.ts";
+import { type ErrorKind, REALM, routeError, rpcError } from "./errors.ts";
+import type { ServerOptions } from "./types.ts";
+
+const UNAUTHORIZED_LOG_EVERY = 50;
+const OAUTH_PATHS = new Set(["/authorize", "/token", "/register"]);
+const MCP_METHODS = ["POST", "DELETE"] as const;
+
+export type Guard = Response | undefined;
+/** "mcp" for the MCP endpoint, otherwise the path of an extra route. */
+export type Route = "mcp" | string;
+
+/** Pipeline refusals speak the route's language: JSON-RPC on MCP, `{error, code}` elsewhere. */
+export const refuse = (route: Route, kind: ErrorKind, headers: Record<string, string> = {}): Response =>
+	route === "mcp" ? rpcError(kind, null, headers) : routeError(kind, headers);
+
+export class Gate {
+	#token: string;
+	#fingerprint: string;
+	#unauthorized = 0;
+	#hostMemo: { host: string | null; origin: string | null; result: HostOriginResult } | null = null;
+	readonly #opts: ServerOptions;
+	readonly #log: (line: string) => void;
+
+	constructor(opts: ServerOptions, log: (line: string) => void) {
+		this.#opts = opts;
+		this.#log = log;
+		this.#token = opts.token;
+		this.#fingerprint = tokenFingerprint(opts.token);
+	}
+
+	get token(): string {
+		return this.#token;
+	}
+
+	/** Sessions are bound to this digest of the token that opened them. */
+	get fingerprint(): string {
+		return this.#fingerprint;
+	}
+
+	setToken(token: string): void {
+		this.#token = token;
+		this.#fingerprint = tokenFingerprint(token);
+	}
+
+	route(path: string): Route | null {
+		if (path === "/" || path === "/mcp") return "mcp";
+		if (path.startsWith("/.well-known/") || OAUTH_PATHS.has(path)) return null;
+		return this.#opts.routes?.[path] ? path : null;
+	}
+
+	hostOrigin(req: Request, route: Route): Guard {
+		const host = req.headers.get("host");
+		const origin = req.headers.get("origin");
+		// A client sends the same Host (and Origin) on every request: the last verdict is reused.
+		const memo = this.#hostMemo;
+		let r: HostOriginResult;
+		if (memo !== null && memo.host === host && memo.origin === origin) r = memo.result;
+		else {
+			const { isLoopbackBind, allowedOrigins, bindHost } = this.#opts;
+			r = checkHostOrigin(host, origin, isLoopbackBind, allowedOrigins, bindHost);
+			this.#hostMemo = { host, origin, result: r };
+		}
+		return r.ok ? undefined : refuse(route, r.kind);
+	}
+
+	method(req: Request, route: Route): Guard {
+		const allowed: readonly string[] = route === "mcp" ? MCP_METHODS : (this.#opts.routes?.[route]?.methods ?? []);
+		return allowed.includes(req.method)
+			? undefined
+			: refuse(route, "method_not_allowed", { allow: allowed.join(", ") });
+	}
+
+	auth(req: Request, route: Route): Guard {
+		const r = checkAuth(req.headers.get("authorization"), this.#token);
+		if (r.ok) return undefined;
+		this.#unauthorized++;
+		if (this.#unauthorized === 1 || this.#unauthorized % UNAUTHORIZED_LOG_EVERY === 0) {
+			this.#log(`a2a-bridge: ${this.#unauthorized} unauthorized request(s) refused so far`);
+		}
+		const challenge =
+			r.kind === "invalid_token" ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
+		return refuse(route, r.kind, { "www-authenticate": challenge });
+	}
+}

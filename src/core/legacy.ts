@@ -1,0 +1,109 @@
+/**
+ * The 2025 eras of MCP on the endpoint (contract §5–§6): `initialize` hands out a session, every
+ * other message needs one bound to the caller's token, and `notifications/cancelled` cancels.
+ */
+import { readBodyLimited } from "./body.ts";
+import type { CallTable } from "./calls.ts";
+import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
+import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
+import type { Session, SessionTable } from "./sessions.ts";
+import type { McpTool } from "./types.ts";
+
+export const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
+export const LATEST_VERSION = "2025-11-25";
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface LegacyDeps {
+	sessions: SessionTable;
+	calls: CallTable;
+	/** The digest of the live token; sessions are bound to it. */
+	fingerprint(): string;
+	serverInfo: { name: string; version: string };
+	instructions: string;
+	listTools(): readonly McpTool[];
+}
+
+export class LegacyMcp {
+	#listMemo: { list: readonly McpTool[]; json: Blob } | null = null;
+	readonly #d: LegacyDeps;
+
+	constructor(deps: LegacyDeps) {
+		this.#d = deps;
+	}
+
+	async handle(req: Request): Promise<Response> {
+		const pv = req.headers.get("mcp-protocol-version");
+		if (pv !== null && !(SUPPORTED_VERSIONS as readonly string[]).includes(pv.trim())) {
+			return rpcError("unsupported_protocol_version");
+		}
+		if (req.method === "DELETE") {
+			const s = this.#guardSession(req);
+			if (s instanceof Response) return s;
+			this.#d.sessions.delete(s.sid);
+			return new Response(null, { status: 204 });
+		}
+		const body = await readBodyLimited(req, MAX_BODY_BYTES);
+		if (!body.ok) return rpcError("body_too_large");
+		const json = parseJsonBody(body.bytes);
+		if (!json.ok) return rpcError("parse_error");
+		const env = parseEnvelope(json.value);
+		if (!env.ok) return rpcError("invalid_request", env.id);
+		const msg = env.value;
+		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params);
+		const session = this.#guardSession(req, msg.kind === "request" ? msg.id : null);
+		if (session instanceof Response) return session;
+		if (msg.kind !== "request") {
+			this.#notification(msg, session);
+			return new Response(null, { status: 202 });
+		}
+		return this.#dispatch(msg, session, req);
+	}
+
+	#guardSession(req: Request, id: RpcId | null = null): Session | Response {
+		const sid = req.headers.get("mcp-session-id");
+		if (sid === null || sid === "") return rpcError("session_required", id);
+		const found = this.#d.sessions.touch(sid, this.#d.fingerprint());
+		return found.ok ? found.session : rpcError("session_not_found", id);
+	}
+
+	#initialize(id: RpcId, params: Record<string, unknown> | undefined): Response {
+		const asked = params?.protocolVersion;
+		const version =
+			typeof asked === "string" && (SUPPORTED_VERSIONS as readonly string[]).includes(asked) ? asked : LATEST_VERSION;
+		const session = this.#d.sessions.create(this.#d.fingerprint(), version);
+		const result = {
+			protocolVersion: version,
+			capabilities: { tools: { listChanged: false } },
+			serverInfo: this.#d.serverInfo,
+			instructions: this.#d.instructions,
+		};
+		return rpcResult(id, result, { "mcp-session-id": session.sid });
+	}
+
+	/** The catalog is about 55 KB of JSON: serialized again only when listTools hands out a new list. */
+	#toolsBlob(): Blob {
+		const list = this.#d.listTools();
+		if (this.#listMemo?.list !== list) this.#listMemo = { list, json: new Blob([JSON.stringify({ tools: list })]) };
+		return this.#listMemo.json;
+	}
+
+	#notification(msg: Envelope, session: Session): void {
+		if (msg.kind !== "notification" || msg.method !== "notifications/cancelled") return;
+		const requestId = msg.params?.requestId;
+		if (typeof requestId !== "string" && typeof requestId !== "number") return;
+		this.#d.calls.cancel(session.sid, requestId);
+	}
+
+	#dispatch(msg: Extract<Envelope, { kind: "request" }>, session: Session, req: Request): Response | Promise<Response> {
+		switch (msg.method) {
+			case "ping":
+				return rpcResult(msg.id, {});
+			case "tools/list":
+				return rpcResultJson(msg.id, this.#toolsBlob());
+			case "tools/call":
+				return this.#d.calls.start(msg.id, msg.params, session.sid, req.headers.get("accept"));
+			default:
+				return rpcError("method_not_found", msg.id);
+		}
+	}
+}
