@@ -5,31 +5,19 @@
  */
 
 import { homedir } from "node:os";
-import {
-	createAssistantMessageEventStream,
-	registerCustomApi,
-	toolWireSchema,
-	unregisterCustomApis,
-} from "@oh-my-pi/pi-ai";
-import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
-import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
 import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
-import { loadConfig, rotateToken } from "../src/config/file.ts";
+import { loadConfig } from "../src/config/file.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
-import { type HostAccess, HostBridge, type HostSession } from "../src/host/bridge.ts";
-import { announcement, mcpJson, NOT_RUNNING, statusText } from "../src/host/commands.ts";
-import {
-	CLAIM_API_KEY,
-	DENY_API,
-	DENY_MESSAGE,
-	type HostSettings,
-	type ModelRow,
-	type TakeoverHost,
-} from "../src/takeover/plan.ts";
+import { a2aCommand } from "../src/host/a2a-command.ts";
+import { HostBridge } from "../src/host/bridge.ts";
+import { announcement } from "../src/host/commands.ts";
+import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
+import { takeoverHost } from "../src/host/takeover-host.ts";
 import { createHostLlmRoute } from "../src/takeover/route.ts";
 import { Takeover } from "../src/takeover/takeover.ts";
 
@@ -54,97 +42,6 @@ const state: ProcessState = ((globalThis as Record<symbol, unknown>)[STATE_KEY] 
 };
 (globalThis as Record<symbol, unknown>)[STATE_KEY] = state;
 
-const logLine = (line: string): void => {
-	// stdout is the host's rpc channel: diagnostics go to stderr only.
-	process.stderr.write(`${line}\n`);
-};
-
-function liveMain(): (HostSession & { sessionManager?: { getSessionId(): string } }) | null {
-	const ref = AgentRegistry.global().get("Main");
-	return (ref?.session as unknown as (HostSession & { sessionManager?: { getSessionId(): string } }) | null) ?? null;
-}
-
-function isMainBinding(ctx: ExtensionContext): boolean {
-	const main = liveMain();
-	if (!main?.sessionManager) return false;
-	try {
-		return main.sessionManager.getSessionId() === ctx.sessionManager.getSessionId();
-	} catch {
-		return false;
-	}
-}
-
-function hostAccess(pi: ExtensionAPI): HostAccess {
-	return {
-		mainSession: liveMain,
-		fallbackTools: () => {
-			try {
-				return pi.getAllTools();
-			} catch {
-				return [];
-			}
-		},
-		wireSchema: tool => toolWireSchema(tool as Parameters<typeof toolWireSchema>[0]),
-		log: logLine,
-	};
-}
-
-/** The takeover's own custom-API source: not the extension path, so a subagent spawn leaves it alone. */
-const TAKEOVER_SOURCE = "a2a-bridge:takeover";
-
-interface TakeoverMain {
-	model?: ModelRow;
-	agent: { setModel(row: unknown): void };
-	settings: HostSettings;
-	modelRegistry: {
-		getAll(): ModelRow[];
-		registerProvider(name: string, config: Record<string, unknown>): void;
-		unregisterProvider(name: string): void;
-		awaitInitialBackgroundRefresh(): Promise<void>;
-		authStorage: { hasAuth(provider: string): boolean };
-	};
-}
-
-function denyStream() {
-	const stream = createAssistantMessageEventStream();
-	queueMicrotask(() => stream.fail(new Error(DENY_MESSAGE)));
-	return stream;
-}
-
-function takeoverHost(): TakeoverHost {
-	const main = () => liveMain() as unknown as TakeoverMain | null;
-	// Main and its subagents share one registry; the last one seen serves while Main is parked.
-	let seen: TakeoverMain["modelRegistry"] | undefined;
-	const registry = (): TakeoverMain["modelRegistry"] => {
-		seen = main()?.modelRegistry ?? seen;
-		if (!seen) throw new Error("no model registry yet: no Main session has started");
-		return seen;
-	};
-	return {
-		models: () => registry().getAll(),
-		hasAuth: provider => registry().authStorage.hasAuth(provider),
-		settled: () => registry().awaitInitialBackgroundRefresh(),
-		registerDenyApi: () => registerCustomApi(DENY_API, denyStream, TAKEOVER_SOURCE),
-		unregisterDenyApi: () => unregisterCustomApis(TAKEOVER_SOURCE),
-		claimProvider: (provider, rows) =>
-			registry().registerProvider(provider, {
-				baseUrl: rows[0]?.baseUrl,
-				apiKey: CLAIM_API_KEY,
-				api: DENY_API,
-				models: rows,
-			}),
-		releaseProvider: provider => registry().unregisterProvider(provider),
-		mainModel: () => main()?.model ?? null,
-		setMainModel: row => main()?.agent.setModel(row),
-		mainSettings: () => main()?.settings ?? null,
-		getFetch: () => globalThis.fetch,
-		setFetch: f => {
-			globalThis.fetch = f;
-		},
-		log: logLine,
-	};
-}
-
 function processTakeover(): Takeover {
 	state.takeover ??= new Takeover(takeoverHost(), record => state.endpoint.running?.audit.write(record));
 	return state.takeover;
@@ -168,7 +65,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	routes["/host-llm"] = createHostLlmRoute(processTakeover());
 	routes["/blob"] = createBlobRoute({
 		home: homedir,
-		cwd: () => AgentRegistry.global().get("Main")?.session?.sessionManager.getCwd() ?? process.cwd(),
+		cwd: mainCwd,
 		audit: record => audit.write(record),
 		log: logLine,
 	});
@@ -239,47 +136,6 @@ function armForMain(ctx: ExtensionContext): void {
 	if (!armed.ok) ctx.ui.notify(`A2A bridge: host_llm "deny" not armed: ${armed.message}`, "error");
 }
 
-async function a2aCommand(args: string, ctx: ExtensionCommandContext): Promise<void> {
-	const r = state.endpoint.running;
-	if (!r) {
-		ctx.ui.notify(NOT_RUNNING, "warning");
-		return;
-	}
-	const sub = args.trim();
-	if (sub === "") {
-		const now = Date.now();
-		const text = statusText({
-			url: r.url,
-			token: r.server.token,
-			sessions: r.server.sessions.size,
-			callsServed: r.server.callsServed,
-			inFlight: [...r.server.inFlight.values()].map(c => ({ tool: c.tool, ageMs: now - c.startedAt })),
-			takeover: processTakeover().label(),
-			auditPath: r.audit.path,
-		});
-		ctx.ui.notify(text, "info");
-	} else if (sub === "rotate") {
-		let token: string;
-		try {
-			token = rotateToken(r.configPath, { ...r.config, token: r.server.token });
-		} catch (err) {
-			ctx.ui.notify(`A2A bridge: token not rotated: ${err instanceof Error ? err.message : String(err)}`, "error");
-			return;
-		}
-		r.server.setToken(token);
-		ctx.ui.notify(`A2A bridge: new token ${token.slice(0, 6)}… is live; old token and its sessions refused`, "info");
-	} else if (sub === "token") {
-		ctx.ui.notify(r.server.token, "info");
-	} else if (sub === "mcp-json") {
-		ctx.ui.notify(mcpJson(r.url, r.server.token), "info");
-	} else {
-		ctx.ui.notify(
-			`A2A bridge: unknown subcommand '${sub}' (use /a2a, /a2a rotate, /a2a token, /a2a mcp-json)`,
-			"error",
-		);
-	}
-}
-
 export default function a2aBridge(pi: ExtensionAPI): void {
 	pi.on("session_start", async (_event, ctx) => {
 		await startForMain(pi, ctx);
@@ -291,6 +147,6 @@ export default function a2aBridge(pi: ExtensionAPI): void {
 	});
 	pi.registerCommand("a2a", {
 		description: "A2A bridge: status, rotate, token, mcp-json",
-		handler: a2aCommand,
+		handler: (args, ctx) => a2aCommand(state.endpoint.running, () => processTakeover().label(), args, ctx),
 	});
 }

@@ -6,77 +6,15 @@
  * `undefined` context so the gate applies Main's settings; a failed TUI emit never alters a result.
  */
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
+import { Catalog } from "./catalog.ts";
+import { errorText, type HostAccess, type HostJobManager, type HostSession, type HostToolResult } from "./shapes.ts";
 
-export interface HostToolResult {
-	content?: unknown[];
-	isError?: boolean;
-	details?: unknown;
-}
-
-/** The part of the host's AsyncJobManager used to take over a backgrounded bash job. */
-export interface HostJobManager {
-	acknowledgeDeliveries(jobIds: string[]): number;
-	consumeJobResults(jobIds: string[]): number;
-	getJob(
-		id: string,
-	): { status: string; promise: Promise<unknown>; resultText?: string; errorText?: string } | undefined;
-	cancel(id: string): boolean;
-}
-
-export interface HostTool {
-	name: string;
-	description?: string;
-	parameters?: unknown;
-	approval?: unknown;
-	execute(
-		toolCallId: string,
-		params: unknown,
-		signal?: AbortSignal,
-		onUpdate?: (partial: HostToolResult) => void,
-		context?: undefined,
-	): Promise<HostToolResult>;
-}
-
-export interface HostSession {
-	getAllToolNames(): string[];
-	getToolByName(name: string): HostTool | undefined;
-	agent?: { emitExternalEvent?(event: Record<string, unknown>): void };
-	asyncJobManager?: HostJobManager;
-}
-
-export interface HostAccess {
-	/** The live Main session, or null when it is parked, aborted or not built yet. */
-	mainSession(): HostSession | null;
-	/** The entry's `pi.getAllTools()`: the catalog when there is no live Main. */
-	fallbackTools(): Array<{ name: string; description?: string; parameters?: unknown }>;
-	/** The host's `toolWireSchema` (JSON Schema 2020-12 from the tool's parameters). */
-	wireSchema(tool: { name: string; description?: string; parameters?: unknown }): Record<string, unknown>;
-	log(line: string): void;
-}
+export { annotationsFor, LIST_CACHE_MS } from "./catalog.ts";
+export type { HostAccess, HostJobManager, HostSession, HostTool, HostToolResult } from "./shapes.ts";
+export { errorText } from "./shapes.ts";
 
 export const MAIN_UNAVAILABLE = "main session not available";
 export const notExposed = (name: string): string => `tool '${name}' is not exposed by this bridge`;
-
-const FALLBACK_SCHEMA = { type: "object" } as const;
-export const LIST_CACHE_MS = 1000;
-
-/** MCP annotations from the host tier for empty arguments; nothing when the tool declares no tier. */
-export function annotationsFor(approval: unknown): Record<string, boolean> | undefined {
-	let decision: unknown = approval;
-	if (typeof approval === "function") {
-		try {
-			decision = (approval as (args: unknown) => unknown)({});
-		} catch {
-			return undefined;
-		}
-	}
-	const tier =
-		typeof decision === "string" ? decision : ((decision as { tier?: unknown } | null | undefined)?.tier ?? undefined);
-	if (tier === "read") return { readOnlyHint: true };
-	if (tier === "write") return { readOnlyHint: false, destructiveHint: true };
-	if (tier === "exec") return { readOnlyHint: false, destructiveHint: true, openWorldHint: true };
-	return undefined;
-}
 
 /** Maps host content blocks to MCP ones: text and image as they are, anything else as its JSON. */
 export function mapContent(blocks: unknown): ContentBlock[] {
@@ -97,53 +35,17 @@ export function mapContent(blocks: unknown): ContentBlock[] {
 	});
 }
 
-export function errorText(err: unknown): string {
-	if (err instanceof Error) return err.message || err.name;
-	return typeof err === "string" ? err : "tool failed";
-}
-
 export class HostBridge {
 	readonly #host: HostAccess;
-	readonly #schemas = new WeakMap<object, Record<string, unknown>>();
-	#listCache: {
-		at: number;
-		names: string[];
-		tools: Array<HostTool | undefined>;
-		params: unknown[];
-		list: McpTool[];
-	} | null = null;
-
+	readonly #catalog: Catalog;
 	constructor(host: HostAccess) {
 		this.#host = host;
+		this.#catalog = new Catalog(host);
 	}
 
-	/**
-	 * The registry's names are read at every call; the host recomputes descriptions on each read
-	 * (about 0.5 ms for the built-ins), so the described list is reused for LIST_CACHE_MS while
-	 * the same tool objects, with the same parameters, are registered under the same names.
-	 */
+	/** The Main session's tools as MCP tools (see `Catalog`). */
 	listTools(): McpTool[] {
-		const main = this.#host.mainSession();
-		if (main === null) return this.#host.fallbackTools().map(t => this.#describe(t, undefined));
-		const names = main.getAllToolNames();
-		const tools = names.map(name => main.getToolByName(name));
-		const now = Date.now();
-		const hit = this.#listCache;
-		if (
-			hit &&
-			now - hit.at < LIST_CACHE_MS &&
-			hit.names.length === names.length &&
-			hit.names.every((n, i) => n === names[i] && hit.tools[i] === tools[i] && hit.params[i] === tools[i]?.parameters)
-		) {
-			return hit.list;
-		}
-		const list: McpTool[] = [];
-		names.forEach((name, i) => {
-			const tool = tools[i];
-			if (tool) list.push(this.#describe({ ...pick(tool), name }, tool.approval));
-		});
-		this.#listCache = { at: now, names, tools, params: tools.map(t => t?.parameters), list };
-		return list;
+		return this.#catalog.list();
 	}
 
 	async callTool(req: ToolCallRequest): Promise<ToolCallOutcome> {
@@ -203,35 +105,6 @@ export class HostBridge {
 		return failure(job.errorText || job.resultText || `background job ${jobId} failed`);
 	}
 
-	#describe(tool: { name: string; description?: string; parameters?: unknown }, approval: unknown): McpTool {
-		const annotations = annotationsFor(approval);
-		return {
-			name: tool.name,
-			description: typeof tool.description === "string" ? tool.description : "",
-			inputSchema: this.#schema(tool),
-			...(annotations ? { annotations } : {}),
-		};
-	}
-
-	#schema(tool: { name: string; description?: string; parameters?: unknown }): Record<string, unknown> {
-		const key = tool.parameters;
-		const cacheable = (typeof key === "object" && key !== null) || typeof key === "function";
-		const hit = cacheable ? this.#schemas.get(key as object) : undefined;
-		if (hit) return hit;
-		let schema: Record<string, unknown>;
-		try {
-			const s = this.#host.wireSchema(tool);
-			schema = s && typeof s === "object" && s.type === "object" ? s : { ...FALLBACK_SCHEMA };
-		} catch (err) {
-			this.#host.log(
-				`a2a-bridge: schema of tool '${tool.name}' not convertible (${errorText(err)}); listed as {"type":"object"}`,
-			);
-			schema = { ...FALLBACK_SCHEMA };
-		}
-		if (cacheable) this.#schemas.set(key as object, schema);
-		return schema;
-	}
-
 	/** UI events leave the call's path: they run after the current I/O turn, in the order emitted. */
 	#emit(main: HostSession, event: Record<string, unknown>): void {
 		setImmediate(() => {
@@ -260,5 +133,3 @@ export function textOf(content: unknown): string {
 }
 
 const failure = (text: string): ToolCallOutcome => ({ content: [{ type: "text", text }], isError: true });
-
-const pick = (t: HostTool) => ({ description: t.description, parameters: t.parameters });

@@ -1,0 +1,53 @@
+/** The host's objects as the adapter sees them: only the members it uses, so tests can pass fakes. */
+
+export interface HostToolResult {
+	content?: unknown[];
+	isError?: boolean;
+	details?: unknown;
+}
+
+/** The part of the host's AsyncJobManager used to take over a backgrounded bash job. */
+export interface HostJobManager {
+	acknowledgeDeliveries(jobIds: string[]): number;
+	consumeJobResults(jobIds: string[]): number;
+	getJob(
+		id: string,
+	): { status: string; promise: Promise<unknown>; resultText?: string; errorText?: string } | undefined;
+	cancel(id: string): boolean;
+}
+
+export interface HostTool {
+	name: string;
+	description?: string;
+	parameters?: unknown;
+	approval?: unknown;
+	execute(
+		toolCallId: string,
+		params: unknown,
+		signal?: AbortSignal,
+		onUpdate?: (partial: HostToolResult) => void,
+		context?: undefined,
+	): Promise<HostToolResult>;
+}
+
+export interface HostSession {
+	getAllToolNames(): string[];
+	getToolByName(name: string): HostTool | undefined;
+	agent?: { emitExternalEvent?(event: Record<string, unknown>): void };
+	asyncJobManager?: HostJobManager;
+}
+
+export interface HostAccess {
+	/** The live Main session, or null when it is parked, aborted or not built yet. */
+	mainSession(): HostSession | null;
+	/** The entry's `pi.getAllTools()`: the catalog when there is no live Main. */
+	fallbackTools(): Array<{ name: string; description?: string; parameters?: unknown }>;
+	/** The host's `toolWireSchema` (JSON Schema 2020-12 from the tool's parameters). */
+	wireSchema(tool: { name: string; description?: string; parameters?: unknown }): Record<string, unknown>;
+	log(line: string): void;
+}
+
+export function errorText(err: unknown): string {
+	if (err instanceof Error) return err.message || err.name;
+	return typeof err === "string" ? err : "tool failed";
+}
