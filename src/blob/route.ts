@@ -13,16 +13,6 @@ import { download } from "./download.ts";
 import { BLOB_METHODS, blobError, MAX_UPLOADS_IN_FLIGHT, parseBlobQuery, resolveBlobPath } from "./parse.ts";
 import { EMPTY_BODY, upload } from "./upload.ts";
 
-export {
-	BLOB_ERRORS,
-	BLOB_METHODS,
-	blobError,
-	MAX_UPLOADS_IN_FLIGHT,
-	parseBlobQuery,
-	parseRange,
-	resolveBlobPath,
-} from "./parse.ts";
-
 export interface BlobDeps {
 	home(): string;
 	/** The Main session's working directory: relative paths resolve against it. */

@@ -28,7 +28,7 @@ export interface LoadedConfig {
 }
 
 export const CONFIG_DEFAULTS = { port: 0, host: "127.0.0.1", host_llm: "allow" as HostLlm };
-export const MIN_TOKEN_CHARS = 32;
+const MIN_TOKEN_CHARS = 32;
 
 export function defaultConfigPath(env: Record<string, string | undefined> = process.env): string {
 	const fromEnv = env.A2A_BRIDGE_CONFIG;

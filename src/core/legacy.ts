@@ -9,8 +9,8 @@ import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 import type { Session, SessionTable } from "./sessions.ts";
 import type { McpTool } from "./types.ts";
 
-export const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
-export const LATEST_VERSION = "2025-11-25";
+const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
+const LATEST_VERSION = "2025-11-25";
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface LegacyDeps {

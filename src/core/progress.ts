@@ -10,10 +10,10 @@ import type { SseTimings } from "./types.ts";
 
 export type { SseTimings } from "./types.ts";
 
-export const PROGRESS_MIN_INTERVAL_MS = 250;
-export const KEEPALIVE_MS = 15_000;
-export const HEARTBEAT_MS = 5_000;
-export const PROGRESS_MESSAGE_MAX_BYTES = 1024;
+const PROGRESS_MIN_INTERVAL_MS = 250;
+const KEEPALIVE_MS = 15_000;
+const HEARTBEAT_MS = 5_000;
+const PROGRESS_MESSAGE_MAX_BYTES = 1024;
 
 export type ProgressToken = string | number;
 

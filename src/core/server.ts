@@ -12,13 +12,11 @@ import { SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import type { BridgeDeps, InFlightCall, ServerOptions } from "./types.ts";
 
-export { readBodyLimited } from "./body.ts";
 export { MAX_CALLS_IN_FLIGHT } from "./calls.ts";
-export { LATEST_VERSION, MAX_BODY_BYTES, SUPPORTED_VERSIONS } from "./legacy.ts";
+export { MAX_BODY_BYTES } from "./legacy.ts";
 export type {
 	BridgeDeps,
 	CallAudit,
-	ContentBlock,
 	ExtraRoute,
 	InFlightCall,
 	McpTool,

@@ -29,7 +29,7 @@ export interface ApproverOptions {
 const MAX_DETAIL_LINES = 12;
 const MAX_DETAIL_CHARS = 200;
 
-export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number): string {
+function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number): string {
 	const shown = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => {
 		const line = d.length > MAX_DETAIL_CHARS ? `${d.slice(0, MAX_DETAIL_CHARS)}…` : d;
 		return `  ${line}`;

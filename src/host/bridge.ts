@@ -9,7 +9,7 @@ import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "..
 import { Catalog } from "./catalog.ts";
 import { errorText, type HostAccess, type HostJobManager, type HostSession, type HostToolResult } from "./shapes.ts";
 
-export { annotationsFor, LIST_CACHE_MS } from "./catalog.ts";
+export { annotationsFor } from "./catalog.ts";
 export type { HostAccess, HostJobManager, HostSession, HostTool, HostToolResult } from "./shapes.ts";
 export { errorText } from "./shapes.ts";
 

@@ -6,7 +6,7 @@ import type { McpTool } from "../core/types.ts";
 import { errorText, type HostAccess, type HostTool } from "./shapes.ts";
 
 const FALLBACK_SCHEMA = { type: "object" } as const;
-export const LIST_CACHE_MS = 1000;
+const LIST_CACHE_MS = 1000;
 
 /** MCP annotations from the host tier for empty arguments; nothing when the tool declares no tier. */
 export function annotationsFor(approval: unknown): Record<string, boolean> | undefined {

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 
 // Weights keep most samples past the first guards, so the deeper stages get fuzzed too.
-export const methodArb = fc.oneof(
+const methodArb = fc.oneof(
 	{ arbitrary: fc.constant("POST"), weight: 6 },
 	fc.constantFrom("GET", "POST", "DELETE", "PUT", "HEAD", "OPTIONS", "PATCH"),
 	fc.stringMatching(/^[A-Z]{1,8}$/),

@@ -14,7 +14,7 @@ import { type Subprocess, spawn } from "bun";
 export const ROOT = resolve(import.meta.dir, "..", "..");
 export const OMP = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent", "dist", "cli.js");
 export const BUN = process.execPath;
-export const ENTRY = join(ROOT, "extensions", "a2a-bridge.ts");
+const ENTRY = join(ROOT, "extensions", "a2a-bridge.ts");
 
 export const PLACEHOLDER_MODELS = `providers:
   placeholder:
@@ -341,22 +341,4 @@ export function useSharedHost(
 		await current?.stop();
 		current?.cleanup();
 	});
-}
-
-/** One host for every test of the enclosing describe (or file): booted before, stopped after. */
-export function sharedHost(opts: HostOptions = {}): { readonly host: Host } {
-	let current: Host | undefined;
-	beforeAll(async () => {
-		current = await Host.start(opts);
-	}, 60_000);
-	afterAll(async () => {
-		await current?.stop();
-		current?.cleanup();
-	});
-	return {
-		get host(): Host {
-			if (!current) throw new Error("the shared host is not started yet");
-			return current;
-		},
-	};
 }
