@@ -5,130 +5,29 @@
  * only this process, which closes omp's stdin (omp's own graceful shutdown) and then checks that the
  * port is released and no process of omp's session is left. The pure parts are in `src/headless/`.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Subprocess, spawn } from "bun";
 import { defaultConfigPath } from "../src/config/config.ts";
-import { type HostArgs, parseHostArgs, USAGE } from "../src/headless/args.ts";
-import { Approver, describeDecision } from "../src/headless/cli.ts";
+import { parseHostArgs, USAGE } from "../src/headless/args.ts";
+import { type Omp, say, send, startOmp, stop, warn } from "../src/headless/child.ts";
+import { Approver } from "../src/headless/cli.ts";
 import {
-	answerFrame,
-	cancelFrame,
 	isBridgeFailure,
 	isMcpEntry,
 	isNoModelFailure,
 	parseAnnouncement,
 	promptFrame,
-	readFrame,
 } from "../src/headless/frames.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OMP_PKG = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent");
 const OMP_CLI = join(OMP_PKG, "dist", "cli.js");
 const ENTRY = join(ROOT, "extensions", "a2a-bridge.ts");
-const PLACEHOLDER = join(ROOT, "scripts", "placeholder-provider.ts");
+const FILES = { cli: OMP_CLI, entry: ENTRY, placeholder: join(ROOT, "scripts", "placeholder-provider.ts") };
 /** A cold first boot (extension parse cache empty) measured 2-8 s; leave room for slow disks. */
 const BOOT_TIMEOUT_MS = 120_000;
 const ENTRY_TIMEOUT_MS = 15_000;
-/** omp gives `session_shutdown` 2 s after stdin EOF; then SIGTERM, then SIGKILL. */
-const EXIT_GRACE_MS = 6_000;
-const TERM_GRACE_MS = 3_000;
 const MCP_JSON_PROMPT_ID = "a2a-host-mcp-json";
-
-const say = (line: string): void => {
-	process.stdout.write(`${line}\n`);
-};
-const warn = (line: string): void => {
-	process.stderr.write(`${line}\n`);
-};
-
-interface Omp {
-	proc: Subprocess<"pipe", "pipe", "pipe">;
-	stderr: string;
-	/** After the boot, omp's stderr goes straight to ours. */
-	relayStderr: boolean;
-	stderrClosed?: Promise<void>;
-	url?: string;
-	/** Sees each notification first during the boot; true means "consumed, do not print". */
-	onNotify?: (message: string) => boolean;
-}
-
-function send(omp: Omp, line: string): void {
-	try {
-		omp.proc.stdin.write(line);
-		omp.proc.stdin.flush();
-	} catch {
-		// omp already exited; its exit handler reports that.
-	}
-}
-
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-	const decoder = new TextDecoder();
-	let buf = "";
-	for await (const chunk of stream) {
-		buf += decoder.decode(chunk, { stream: true });
-		for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-			yield buf.slice(0, nl);
-			buf = buf.slice(nl + 1);
-		}
-	}
-	if (buf) yield buf;
-}
-
-function handleFrames(omp: Omp, approver: Approver): void {
-	(async () => {
-		for await (const line of lines(omp.proc.stdout)) {
-			if (!line.trim()) continue;
-			const f = readFrame(line);
-			if (f.kind === "notify") {
-				if (omp.onNotify?.(f.message)) continue;
-				say(f.level === "info" ? `host: ${f.message}` : `host [${f.level}]: ${f.message}`);
-			} else if (f.kind === "approval") {
-				approver.decide(f.prompt).then(d => {
-					send(omp, answerFrame(f.prompt.id, d.value));
-					say(describeDecision(f.prompt, d));
-				});
-			} else if (f.kind === "dialog") {
-				send(omp, cancelFrame(f.id));
-				say(`host asked (${f.method}) "${f.title.split("\n")[0]}" -> cancelled: nobody can answer that headless`);
-			} else if (f.kind === "cancel") {
-				approver.withdraw(f.targetId);
-			} else if (f.kind === "extension_error") {
-				warn(`host extension error: ${f.message}`);
-			} else if (f.kind === "not_json") {
-				warn(`host stdout (not rpc): ${line}`);
-			}
-		}
-	})().catch(err => warn(`a2a host: reading omp's output failed: ${err}`));
-	omp.stderrClosed = (async () => {
-		const decoder = new TextDecoder();
-		for await (const chunk of omp.proc.stderr) {
-			const text = decoder.decode(chunk, { stream: true });
-			if (omp.relayStderr) process.stderr.write(text);
-			else omp.stderr += text;
-		}
-	})().catch(() => {});
-}
-
-function startOmp(args: HostArgs, cwd: string, approver: Approver, placeholder: boolean): Omp {
-	const cmd = [
-		process.execPath,
-		// A mistaken import must never make Bun fetch packages while serving.
-		"--no-install",
-		OMP_CLI,
-		"--mode",
-		"rpc",
-		"--no-session",
-		"-e",
-		ENTRY,
-		...(placeholder ? ["-e", PLACEHOLDER] : []),
-		...args.ompArgs,
-	];
-	const proc = spawn({ cmd, cwd, env: process.env, stdin: "pipe", stdout: "pipe", stderr: "pipe", detached: true });
-	const omp: Omp = { proc, stderr: "", relayStderr: false };
-	handleFrames(omp, approver);
-	return omp;
-}
 
 type Boot =
 	| { kind: "serving"; url: string; tokenPrefix: string; entry: string | undefined }
@@ -172,73 +71,6 @@ function boot(omp: Omp): Promise<Boot> {
 			else finish({ kind: "failed", message: `omp exited with code ${code} before the bridge started` });
 		});
 	});
-}
-
-/** Pids of live processes in omp's session (it is the session leader after setsid). Linux only. */
-function sessionMembers(sid: number): number[] {
-	if (!existsSync("/proc/self/stat")) return [];
-	const found: number[] = [];
-	for (const name of readdirSync("/proc")) {
-		if (!/^\d+$/.test(name)) continue;
-		try {
-			const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-			// Fields after "(comm)": state ppid pgrp session ...; comm itself may contain spaces.
-			const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-			if (Number(fields[3]) === sid && fields[0] !== "Z") found.push(Number(name));
-		} catch {
-			// The process ended while we looked.
-		}
-	}
-	return found;
-}
-
-async function portOpen(url: string): Promise<boolean> {
-	const { hostname, port } = new URL(url);
-	try {
-		const sock = await Bun.connect({
-			hostname: hostname.replace(/^\[|\]$/g, ""),
-			port: Number(port),
-			socket: { data() {}, error() {} },
-		});
-		sock.end();
-		return true;
-	} catch {
-		return false;
-	}
-}
-
-const exitedWithin = (proc: Subprocess, ms: number): Promise<boolean> =>
-	Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
-
-async function stop(omp: Omp, why: string): Promise<number> {
-	say(`a2a host: stopping (${why})`);
-	try {
-		omp.proc.stdin.end();
-	} catch {}
-	let how = "closed its stdin; omp shut down";
-	if (!(await exitedWithin(omp.proc, EXIT_GRACE_MS))) {
-		how = `omp still running ${EXIT_GRACE_MS / 1000} s after its stdin closed; sent SIGTERM`;
-		omp.proc.kill("SIGTERM");
-		if (!(await exitedWithin(omp.proc, TERM_GRACE_MS))) {
-			how += ", then SIGKILL";
-			omp.proc.kill("SIGKILL");
-			await omp.proc.exited;
-		}
-	}
-	const left = sessionMembers(omp.proc.pid);
-	for (const pid of left) {
-		try {
-			process.kill(pid, "SIGKILL");
-		} catch {}
-	}
-	const stillOpen = omp.url ? await portOpen(omp.url) : false;
-	const code = omp.proc.exitCode;
-	say(
-		`a2a host: ${how} (exit ${code ?? omp.proc.signalCode}); ` +
-			`${omp.url ? `port ${new URL(omp.url).port} ${stillOpen ? "STILL OPEN" : "released"}; ` : ""}` +
-			`${left.length > 0 ? `killed ${left.length} leftover process(es): ${left.join(", ")}` : "no process left"}`,
-	);
-	return code === 0 && !stillOpen && left.length === 0 ? 0 : 1;
 }
 
 function ompVersion(): string {
@@ -294,7 +126,7 @@ async function main(): Promise<number> {
 	});
 	say(`a2a host: omp ${ompVersion()} in ${cwd}; approvals: ${args.approvals} (${args.approvalsSource})`);
 
-	let omp = startOmp(args, cwd, approver, false);
+	let omp = startOmp(args, cwd, approver, FILES, false);
 	let stopping: Promise<number> | undefined;
 	const onSignal = (sig: string): void => {
 		if (stopping) {
@@ -312,7 +144,7 @@ async function main(): Promise<number> {
 			"a2a host: omp has no model configured; this run adds a placeholder provider (scripts/placeholder-provider.ts)" +
 				" for this process only, written nowhere. The bridge needs no model.",
 		);
-		omp = startOmp(args, cwd, approver, true);
+		omp = startOmp(args, cwd, approver, FILES, true);
 		b = await boot(omp);
 	}
 	if (stopping) return stopping;

@@ -1,0 +1,183 @@
+/**
+ * The omp child of the headless host: spawned in its own session with the bridge loaded, its rpc
+ * frames relayed (notifications printed, approval prompts answered), and stopped with proof that
+ * its port is released and no process of its session is left.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { type Subprocess, spawn } from "bun";
+import type { HostArgs } from "./args.ts";
+import { type Approver, describeDecision } from "./cli.ts";
+import { answerFrame, cancelFrame, readFrame } from "./frames.ts";
+
+/** omp gives `session_shutdown` 2 s after stdin EOF; then SIGTERM, then SIGKILL. */
+const EXIT_GRACE_MS = 6_000;
+const TERM_GRACE_MS = 3_000;
+
+export const say = (line: string): void => {
+	process.stdout.write(`${line}\n`);
+};
+export const warn = (line: string): void => {
+	process.stderr.write(`${line}\n`);
+};
+
+export interface Omp {
+	proc: Subprocess<"pipe", "pipe", "pipe">;
+	stderr: string;
+	/** After the boot, omp's stderr goes straight to ours. */
+	relayStderr: boolean;
+	stderrClosed?: Promise<void>;
+	url?: string;
+	/** Sees each notification first during the boot; true means "consumed, do not print". */
+	onNotify?: (message: string) => boolean;
+}
+
+export function send(omp: Omp, line: string): void {
+	try {
+		omp.proc.stdin.write(line);
+		omp.proc.stdin.flush();
+	} catch {
+		// omp already exited; its exit handler reports that.
+	}
+}
+
+async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+	const decoder = new TextDecoder();
+	let buf = "";
+	for await (const chunk of stream) {
+		buf += decoder.decode(chunk, { stream: true });
+		for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+			yield buf.slice(0, nl);
+			buf = buf.slice(nl + 1);
+		}
+	}
+	if (buf) yield buf;
+}
+
+function handleFrames(omp: Omp, approver: Approver): void {
+	(async () => {
+		for await (const line of lines(omp.proc.stdout)) {
+			if (!line.trim()) continue;
+			const f = readFrame(line);
+			if (f.kind === "notify") {
+				if (omp.onNotify?.(f.message)) continue;
+				say(f.level === "info" ? `host: ${f.message}` : `host [${f.level}]: ${f.message}`);
+			} else if (f.kind === "approval") {
+				approver.decide(f.prompt).then(d => {
+					send(omp, answerFrame(f.prompt.id, d.value));
+					say(describeDecision(f.prompt, d));
+				});
+			} else if (f.kind === "dialog") {
+				send(omp, cancelFrame(f.id));
+				say(`host asked (${f.method}) "${f.title.split("\n")[0]}" -> cancelled: nobody can answer that headless`);
+			} else if (f.kind === "cancel") {
+				approver.withdraw(f.targetId);
+			} else if (f.kind === "extension_error") {
+				warn(`host extension error: ${f.message}`);
+			} else if (f.kind === "not_json") {
+				warn(`host stdout (not rpc): ${line}`);
+			}
+		}
+	})().catch(err => warn(`a2a host: reading omp's output failed: ${err}`));
+	omp.stderrClosed = (async () => {
+		const decoder = new TextDecoder();
+		for await (const chunk of omp.proc.stderr) {
+			const text = decoder.decode(chunk, { stream: true });
+			if (omp.relayStderr) process.stderr.write(text);
+			else omp.stderr += text;
+		}
+	})().catch(() => {});
+}
+
+/** The files omp loads: its CLI, the bridge entry and, without a model, the placeholder provider. */
+export interface OmpFiles {
+	cli: string;
+	entry: string;
+	placeholder: string;
+}
+
+export function startOmp(args: HostArgs, cwd: string, approver: Approver, files: OmpFiles, placeholder: boolean): Omp {
+	const cmd = [
+		process.execPath,
+		// A mistaken import must never make Bun fetch packages while serving.
+		"--no-install",
+		files.cli,
+		"--mode",
+		"rpc",
+		"--no-session",
+		"-e",
+		files.entry,
+		...(placeholder ? ["-e", files.placeholder] : []),
+		...args.ompArgs,
+	];
+	const proc = spawn({ cmd, cwd, env: process.env, stdin: "pipe", stdout: "pipe", stderr: "pipe", detached: true });
+	const omp: Omp = { proc, stderr: "", relayStderr: false };
+	handleFrames(omp, approver);
+	return omp;
+}
+
+/** Pids of live processes in omp's session (it is the session leader after setsid). Linux only. */
+function sessionMembers(sid: number): number[] {
+	if (!existsSync("/proc/self/stat")) return [];
+	const found: number[] = [];
+	for (const name of readdirSync("/proc")) {
+		if (!/^\d+$/.test(name)) continue;
+		try {
+			const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+			// Fields after "(comm)": state ppid pgrp session ...; comm itself may contain spaces.
+			const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+			if (Number(fields[3]) === sid && fields[0] !== "Z") found.push(Number(name));
+		} catch {
+			// The process ended while we looked.
+		}
+	}
+	return found;
+}
+
+async function portOpen(url: string): Promise<boolean> {
+	const { hostname, port } = new URL(url);
+	try {
+		const sock = await Bun.connect({
+			hostname: hostname.replace(/^\[|\]$/g, ""),
+			port: Number(port),
+			socket: { data() {}, error() {} },
+		});
+		sock.end();
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+const exitedWithin = (proc: Subprocess, ms: number): Promise<boolean> =>
+	Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
+
+export async function stop(omp: Omp, why: string): Promise<number> {
+	say(`a2a host: stopping (${why})`);
+	try {
+		omp.proc.stdin.end();
+	} catch {}
+	let how = "closed its stdin; omp shut down";
+	if (!(await exitedWithin(omp.proc, EXIT_GRACE_MS))) {
+		how = `omp still running ${EXIT_GRACE_MS / 1000} s after its stdin closed; sent SIGTERM`;
+		omp.proc.kill("SIGTERM");
+		if (!(await exitedWithin(omp.proc, TERM_GRACE_MS))) {
+			how += ", then SIGKILL";
+			omp.proc.kill("SIGKILL");
+			await omp.proc.exited;
+		}
+	}
+	const left = sessionMembers(omp.proc.pid);
+	for (const pid of left) {
+		try {
+			process.kill(pid, "SIGKILL");
+		} catch {}
+	}
+	const stillOpen = omp.url ? await portOpen(omp.url) : false;
+	const code = omp.proc.exitCode;
+	say(
+		`a2a host: ${how} (exit ${code ?? omp.proc.signalCode}); ` +
+			`${omp.url ? `port ${new URL(omp.url).port} ${stillOpen ? "STILL OPEN" : "released"}; ` : ""}` +
+			`${left.length > 0 ? `killed ${left.length} leftover process(es): ${left.join(", ")}` : "no process left"}`,
+	);
+	return code === 0 && !stillOpen && left.length === 0 ? 0 : 1;
+}
