@@ -11,6 +11,7 @@ import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/lo
 import { createBlobRoute } from "../src/blob/route.ts";
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
 import { loadConfig } from "../src/config/file.ts";
+import { publishRuntime } from "../src/config/runtime.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
 import { a2aCommand } from "../src/host/a2a-command.ts";
@@ -98,9 +99,11 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const hostPart = config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
 	const url = `http://${hostPart}:${bound.binding.port}/`;
 	const live = server;
+	const unpublish = publishRuntime(configPath, url, bound.binding.port, logLine);
 	const binding: Binding = {
 		port: bound.binding.port,
 		stop: async () => {
+			unpublish();
 			const graceful = bound.binding.stop();
 			const drained = await Promise.race([graceful.then(() => true), Bun.sleep(RELEASE_GRACE_MS).then(() => false)]);
 			if (!drained) {

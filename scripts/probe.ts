@@ -2,10 +2,12 @@
  * One real MCP round trip against a running bridge: initialize, tools/list, then tools/call `bash`
  * with an `echo`. Exit 0 only when the echo came back. The token comes from `A2A_BRIDGE_TOKEN` or the
  * bridge config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json), never from the command line,
- * so it does not show up in `ps`.
+ * so it does not show up in `ps`. With no URL it takes the one the running bridge wrote into its
+ * runtime file next to the config; a refused connection is explained from that file.
  */
 import { readFileSync } from "node:fs";
 import { defaultConfigPath } from "../src/config/config.ts";
+import { pidAlive, readRuntime, runtimePath } from "../src/config/runtime.ts";
 
 /** Long enough for someone to answer an approval prompt on the host's terminal. */
 const CALL_TIMEOUT_MS = 5 * 60_000;
@@ -14,7 +16,14 @@ function token(): string {
 	const fromEnv = process.env.A2A_BRIDGE_TOKEN;
 	if (fromEnv) return fromEnv;
 	const path = defaultConfigPath();
-	const parsed = JSON.parse(readFileSync(path, "utf8")) as { token?: unknown };
+	let text: string;
+	try {
+		text = readFileSync(path, "utf8");
+	} catch (err) {
+		const code = (err as NodeJS.ErrnoException).code ?? String(err);
+		throw new Error(`no token: cannot read ${path} (${code}); set A2A_BRIDGE_TOKEN or A2A_BRIDGE_CONFIG`);
+	}
+	const parsed = JSON.parse(text) as { token?: unknown };
 	if (typeof parsed.token !== "string") throw new Error(`${path} has no token`);
 	return parsed.token;
 }
@@ -40,12 +49,50 @@ async function rpc(url: string, headers: Record<string, string>, method: string,
 	return { result: body.result ?? {}, sid: res.headers.get("mcp-session-id") };
 }
 
+/** The live URL from the runtime file, or why there is none (a sentence for the user). */
+function liveUrl(): { url: string } | { why: string } {
+	const path = runtimePath(defaultConfigPath());
+	const r = readRuntime(path);
+	if (r.kind === "absent") return { why: `no host is running (no ${path}; start one with npm run host)` };
+	if (r.kind === "untrusted") return { why: r.message };
+	if (!pidAlive(r.info.pid)) {
+		return { why: `no host is running (${path} names pid ${r.info.pid}, which has exited)` };
+	}
+	return { url: r.info.url };
+}
+
+/** A refused connection, said with what the runtime file knows. */
+function refused(url: string): string {
+	const live = liveUrl();
+	const tried = `connection refused at ${url}`;
+	if ("why" in live) return `${tried}: ${live.why}`;
+	if (new URL(live.url).port === new URL(url).port) return `${tried}, the port the host wrote in its runtime file`;
+	return `${tried}; the running host serves ${live.url} (try: npm run probe)`;
+}
+
 async function main(): Promise<number> {
-	const url = process.argv[2];
-	if (!url || !/^https?:\/\//.test(url)) {
-		process.stderr.write("usage: bun scripts/probe.ts <bridge URL, e.g. http://127.0.0.1:8765/>\n");
+	let url = process.argv[2];
+	if (url === undefined) {
+		const live = liveUrl();
+		if ("why" in live) {
+			process.stderr.write(`probe: ${live.why}\n`);
+			return 1;
+		}
+		url = live.url;
+		console.log(`probe: ${url} (from ${runtimePath(defaultConfigPath())})`);
+	} else if (!/^https?:\/\//.test(url)) {
+		process.stderr.write("usage: bun scripts/probe.ts [bridge URL, e.g. http://127.0.0.1:8765/]\n");
 		return 2;
 	}
+	try {
+		return await probe(url);
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === "ECONNREFUSED") throw new Error(refused(url));
+		throw err;
+	}
+}
+
+async function probe(url: string): Promise<number> {
 	const auth = { authorization: `Bearer ${token()}` };
 	const init = await rpc(
 		url,

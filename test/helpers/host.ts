@@ -12,7 +12,9 @@ import { join, resolve } from "node:path";
 import { type Subprocess, spawn } from "bun";
 
 export const ROOT = resolve(import.meta.dir, "..", "..");
-export const OMP = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent", "dist", "cli.js");
+/** The host under test: the pinned omp, or another build's cli.js named by `A2A_TEST_OMP` (CI's second host). */
+export const OMP =
+	process.env.A2A_TEST_OMP || join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent", "dist", "cli.js");
 export const BUN = process.execPath;
 const ENTRY = join(ROOT, "extensions", "a2a-bridge.ts");
 

@@ -1,0 +1,138 @@
+/**
+ * The runtime file: where a running bridge says which URL it serves, so `npm run probe` and people need
+ * not guess a random port. It sits next to the config (`a2a-bridge.json` -> `a2a-bridge.runtime.json`),
+ * holds `{url, port, pid, started}` (never the token), is written 0600 atomically at start and removed
+ * on a clean stop only while it still names this process. Readers trust it only when it is a regular
+ * file of this user, mode 0600, well-formed: the probe sends the token to the URL it names.
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, unlinkSync } from "node:fs";
+import type { Parsed } from "./config.ts";
+import { writeFileAtomic0600 } from "./file.ts";
+
+export interface RuntimeInfo {
+	url: string;
+	port: number;
+	pid: number;
+	/** ISO time the bridge started listening. */
+	started: string;
+}
+
+/** A real file is under 200 bytes; anything much larger is not ours. */
+const MAX_BYTES = 4096;
+
+export function runtimePath(configPath: string): string {
+	return `${configPath.replace(/\.json$/, "")}.runtime.json`;
+}
+
+/** Validates parsed JSON; the URL must be a plain `http://host:port/` matching `port`. */
+export function validateRuntime(raw: unknown): Parsed<RuntimeInfo> {
+	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, message: "not a JSON object" };
+	const o = raw as Record<string, unknown>;
+	const { port, pid, url, started } = o;
+	if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
+		return { ok: false, message: "field 'port' must be an integer in [1, 65535]" };
+	if (typeof pid !== "number" || !Number.isInteger(pid) || pid < 1)
+		return { ok: false, message: "field 'pid' must be a positive integer" };
+	if (typeof started !== "string") return { ok: false, message: "field 'started' must be a string" };
+	let parsed: URL | undefined;
+	try {
+		parsed = typeof url === "string" ? new URL(url) : undefined;
+	} catch {}
+	const plain =
+		parsed?.protocol === "http:" &&
+		!parsed.username &&
+		!parsed.password &&
+		parsed.pathname === "/" &&
+		!parsed.search &&
+		!parsed.hash &&
+		parsed.port === String(port);
+	if (!plain) return { ok: false, message: `field 'url' must be http://<host>:${port}/` };
+	return { ok: true, value: { url: url as string, port, pid, started } };
+}
+
+export type RuntimeRead =
+	| { kind: "ok"; info: RuntimeInfo }
+	| { kind: "absent" }
+	| { kind: "untrusted"; message: string };
+
+/** Reads and checks the file without following a symlink at its path. */
+export function readRuntime(path: string): RuntimeRead {
+	let link: ReturnType<typeof lstatSync>;
+	try {
+		link = lstatSync(path);
+	} catch {
+		return { kind: "absent" };
+	}
+	const untrusted = (why: string): RuntimeRead => ({ kind: "untrusted", message: `${path}: ${why}; not used` });
+	if (link.isSymbolicLink()) return untrusted("is a symlink");
+	let fd: number;
+	try {
+		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch (err) {
+		return untrusted(`cannot open (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+	}
+	try {
+		const st = fstatSync(fd);
+		if (!st.isFile()) return untrusted("is not a regular file");
+		if (typeof process.getuid === "function" && st.uid !== process.getuid())
+			return untrusted("belongs to another user");
+		if ((st.mode & 0o077) !== 0) return untrusted(`has mode ${(st.mode & 0o777).toString(8)}, not 600`);
+		if (st.size > MAX_BYTES) return untrusted(`is ${st.size} bytes, more than ${MAX_BYTES}`);
+		const buf = Buffer.alloc(MAX_BYTES);
+		const n = readSync(fd, buf, 0, MAX_BYTES, 0);
+		let raw: unknown;
+		try {
+			raw = JSON.parse(buf.subarray(0, n).toString("utf8"));
+		} catch {
+			return untrusted("is not valid JSON");
+		}
+		const checked = validateRuntime(raw);
+		return checked.ok ? { kind: "ok", info: checked.value } : untrusted(checked.message);
+	} finally {
+		closeSync(fd);
+	}
+}
+
+export function writeRuntime(path: string, info: RuntimeInfo): void {
+	writeFileAtomic0600(path, `${JSON.stringify(info, null, "\t")}\n`);
+}
+
+/** Removes the file only while it still names `info` (another process may have started since). */
+export function removeRuntime(path: string, info: RuntimeInfo): boolean {
+	const now = readRuntime(path);
+	if (now.kind !== "ok" || now.info.pid !== info.pid || now.info.url !== info.url) return false;
+	try {
+		unlinkSync(path);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * The bridge's hook: writes the file for a listener that just started and returns its removal for
+ * the clean stop. A failure to write is reported and never stops the bridge.
+ */
+export function publishRuntime(configPath: string, url: string, port: number, log: (line: string) => void): () => void {
+	const path = runtimePath(configPath);
+	const info: RuntimeInfo = { url, port, pid: process.pid, started: new Date().toISOString() };
+	try {
+		writeRuntime(path, info);
+	} catch (err) {
+		log(`A2A bridge: runtime file ${path} not written: ${err instanceof Error ? err.message : String(err)}`);
+		return () => {};
+	}
+	return () => {
+		removeRuntime(path, info);
+	};
+}
+
+/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
+export function pidAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (err) {
+		return (err as NodeJS.ErrnoException).code === "EPERM";
+	}
+}
