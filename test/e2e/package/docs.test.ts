@@ -5,40 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "bun";
+import { shellBlocks } from "../../helpers/docs.ts";
 import { Host, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
 
 const DOC_FILES = ["README.md", "README_ZN.md", ...readdirSync(join(ROOT, "docs")).map(f => `docs/${f}`)].filter(f =>
 	f.endsWith(".md"),
 );
-
-interface Command {
-	where: string;
-	text: string;
-}
-
-/** Commands of each shell block: continuation lines joined, comments dropped. */
-function shellBlocks(file: string): Command[][] {
-	const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
-	const blocks: Command[][] = [];
-	for (let i = 0; i < lines.length; i++) {
-		if (!/^```(sh|bash|shell)\s*$/.test(lines[i] ?? "")) continue;
-		const block: Command[] = [];
-		let pending: Command | undefined;
-		for (i++; i < lines.length && !(lines[i] ?? "").startsWith("```"); i++) {
-			const raw = (lines[i] ?? "").replace(/\s+# .*$/, "").trim();
-			if (raw === "" || raw.startsWith("#")) continue;
-			const text = pending ? `${pending.text} ${raw}` : raw;
-			const cmd = { where: pending?.where ?? `${file}:${i + 1}`, text };
-			pending = /(\||\\|&&)$/.test(raw) ? cmd : undefined;
-			if (!pending) block.push(cmd);
-		}
-		blocks.push(block);
-	}
-	return blocks;
-}
 
 type How = { by: "ci" | "here" } | { by: "test"; file: string; marker: string } | { by: "not run"; why: string };
 const CI: How = { by: "ci" };
@@ -47,17 +22,17 @@ const RULES: Array<[RegExp, How]> = [
 	[/^npm install && npm run host$/, CI],
 	[/^npm (install|test)$/, CI],
 	[/^\.ci\/run$/, CI],
+	[/^npx omp install \.$/, { by: "test", file: "test/e2e/package/install.test.ts", marker: '"npx omp install ."' }],
+	[/^npx omp$/, { by: "test", file: "test/e2e/package/install.test.ts", marker: '"npx omp"' }],
 	[
-		/^omp install (<git URL|\/path\/to\/checkout)/,
-		{ by: "test", file: "test/e2e/package/install.test.ts", marker: 'omp("install"' },
+		/^npx omp plugin uninstall pi-a2a-ext$/,
+		{ by: "test", file: "test/e2e/package/install.test.ts", marker: '"npx omp plugin uninstall pi-a2a-ext"' },
 	],
-	[
-		/^omp plugin uninstall pi-a2a-ext$/,
-		{ by: "test", file: "test/e2e/package/install.test.ts", marker: 'omp("plugin", "uninstall"' },
-	],
+	[/^npm run demo$/, { by: "test", file: "test/e2e/headless/demo.test.ts", marker: '"run", "--silent", "demo"' }],
 	[/^npm run (host|probe) -- /, HERE],
+	[/^npm run probe$/, HERE],
 	[/^cat ~\/\.omp\/agent\/a2a-bridge\.log\.1 /, HERE],
-	[/^(H=|B=|curl |size=|tail -c )/, HERE],
+	[/^(TOKEN=|URL=|AUTH=|SID=|H=|B=|curl |size=|tail -c |node -p 'require\("\.\/tools\.json"\))/, HERE],
 	[/^claude mcp add /, { by: "not run", why: "needs Claude Code, which is not installed here" }],
 	[/^npx mcp-remote /, { by: "not run", why: "npx would fetch mcp-remote from the npm registry; tests stay offline" }],
 	[/^ssh -L /, { by: "not run", why: "needs an SSH server (the example's 'labbox')" }],
@@ -66,11 +41,12 @@ const RULES: Array<[RegExp, How]> = [
 const all = DOC_FILES.flatMap(f => shellBlocks(f).flat());
 const howOf = (text: string): How | undefined => RULES.find(([re]) => re.test(text))?.[1];
 /** Blocks this file runs, each once even when two docs (README, README_ZN) carry the same text. */
-const blocksStartingWith = (re: RegExp): string[] => [
+const blocksStartingWith = (re: RegExp, containing = ""): string[] => [
 	...new Set(
 		DOC_FILES.flatMap(shellBlocks)
 			.filter(b => b[0] && re.test(b[0].text))
-			.map(b => b.map(c => c.text).join("\n")),
+			.map(b => b.map(c => c.text).join("\n"))
+			.filter(script => script.includes(containing)),
 	),
 ];
 
@@ -120,8 +96,6 @@ describe("docs: commands run against a real host", () => {
 		rmSync(work, { recursive: true, force: true });
 	});
 
-	const onHost = (script: string) => script.replaceAll("127.0.0.1:8765", `127.0.0.1:${host.port}`);
-
 	test("audit: the jq command lists exactly the call that has a start but no done", async () => {
 		const scripts = blocksStartingWith(/^cat ~\/\.omp\/agent\/a2a-bridge\.log\.1 /);
 		expect(scripts.length).toBeGreaterThan(0);
@@ -139,14 +113,35 @@ describe("docs: commands run against a real host", () => {
 		}
 	});
 
+	test("first call with curl: token and URL from ~/.omp, initialize, session id, tools/list, tools/call, DELETE", async () => {
+		const scripts = blocksStartingWith(/^TOKEN=/, '"method":"initialize"');
+		expect(scripts.length).toBe(1);
+		for (const script of scripts) {
+			rmSync(join(work, "headers.txt"), { force: true });
+			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: host.home } });
+			expect({ code, err }).toEqual({ code: 0, err: "" });
+			expect(out).toContain('"result":{"protocolVersion":"2025-11-25"');
+			expect(out).toMatch(/^(\S+ )*bash( \S+)*$/m);
+			expect(out).toContain(`"text":"hello from ${hostname()}\\n`);
+			// The last line ended the session: its id is refused now.
+			const sid = /^mcp-session-id: (\S+)/im.exec(readFileSync(join(work, "headers.txt"), "utf8"))?.[1] ?? "";
+			const after = await fetch(host.url, {
+				method: "POST",
+				headers: host.headers({ "mcp-session-id": sid }),
+				body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
+			});
+			expect(after.status).toBe(404);
+		}
+	});
+
 	test("/blob: upload, resume and download, as written", async () => {
-		const scripts = blocksStartingWith(/^H="Authorization: Bearer \$TOKEN"; B=/);
+		const scripts = blocksStartingWith(/^TOKEN=/, "blob?path=");
 		expect(scripts.length).toBeGreaterThan(0);
 		const bytes = crypto.getRandomValues(new Uint8Array(300_000));
 		for (const script of scripts) {
 			writeFileSync(join(work, "big.tar"), bytes);
 			rmSync(join(host.home, "incoming"), { recursive: true, force: true });
-			const [code, out, err] = await bash(onHost(script), { cwd: work, env: { HOME: work, TOKEN: host.token } });
+			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: host.home } });
 			expect({ code, err }).toEqual({ code: 0, err: "" });
 			expect(out).toContain('"size":300000');
 			expect(new Uint8Array(readFileSync(join(host.home, "incoming", "big.tar")))).toEqual(bytes);
@@ -155,10 +150,10 @@ describe("docs: commands run against a real host", () => {
 	});
 
 	test("/host-llm: the curl line switches host inference off", async () => {
-		const scripts = blocksStartingWith(/^curl .*\/host-llm$/);
+		const scripts = blocksStartingWith(/^TOKEN=/, "host-llm");
 		expect(scripts.length).toBeGreaterThan(0);
 		for (const script of scripts) {
-			const [code, out, err] = await bash(onHost(script), { cwd: work, env: { HOME: work, TOKEN: host.token } });
+			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: host.home } });
 			expect({ code, err }).toEqual({ code: 0, err: "" });
 			expect(JSON.parse(out)).toMatchObject({ enabled: false });
 		}
@@ -194,6 +189,11 @@ describe("docs: the headless host commands", () => {
 					env,
 				});
 				expect(probeOut).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> /m);
+				// Bare, as the quick start gives it: the URL comes from the runtime file.
+				const [bareCode, bareOut] = await bash("npm run probe", { cwd: ROOT, env });
+				expect(bareOut).toContain(`probe: ${url} (from ${join(home, ".omp", "agent", "a2a-bridge.runtime.json")})`);
+				expect(bareOut).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> /m);
+				if (!line.includes("always-ask")) expect(bareCode).toBe(0);
 				process.kill(-proc.pid, "SIGINT");
 				// npm exits 130 when the SIGINT reaches it too; the host script's verdict is its last line.
 				expect([0, 130]).toContain(await proc.exited);

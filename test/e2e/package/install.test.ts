@@ -170,6 +170,95 @@ describe("omp install from a local checkout", () => {
 	}, 120_000);
 });
 
+describe("the README's npx commands, with no Bun or omp on PATH", () => {
+	let bare: Record<string, string>;
+	let noModelHome: string;
+
+	beforeAll(() => {
+		// What a fresh machine has: Node and npm, no global Bun or omp, and no model configured.
+		const path = (process.env.PATH ?? "")
+			.split(":")
+			.filter(d => d && !d.includes("node_modules/.bin") && !existsSync(join(d, "bun")) && !existsSync(join(d, "omp")))
+			.join(":");
+		noModelHome = mkdtempSync(join(tmpdir(), "a2a-npx-"));
+		bare = { ...env, PATH: path, HOME: noModelHome, TERM: "xterm-256color" };
+	});
+
+	afterAll(() => {
+		rmSync(noModelHome, { recursive: true, force: true });
+	});
+
+	const sh = async (line: string) => {
+		const proc = spawn({
+			cmd: ["bash", "-c", line],
+			cwd: ROOT,
+			env: bare,
+			stdin: "ignore",
+			stdout: "pipe",
+			stderr: "pipe",
+		});
+		const [code, out, err] = await Promise.all([
+			proc.exited,
+			new Response(proc.stdout).text(),
+			new Response(proc.stderr).text(),
+		]);
+		return { code, out: out + err };
+	};
+
+	test("npx omp install . links the checkout; npx omp (TUI, no model) shows the wizard and serves; uninstall", async () => {
+		expect((await sh("command -v bun omp || true")).out).toBe("");
+		const installed = await sh("npx omp install .");
+		expect(installed.out).toContain(`Linked ${PKG.name}`);
+		expect(installed.code).toBe(0);
+
+		// The TUI wants a terminal: script(1) gives it one. No key is ever sent, so the wizard stays open.
+		const screen = join(noModelHome, "screen.txt");
+		const tui = spawn({
+			cmd: ["script", "-qfec", "npx omp", screen],
+			cwd: ROOT,
+			env: bare,
+			stdin: "pipe",
+			stdout: "ignore",
+			stderr: "ignore",
+			detached: true,
+		});
+		const runtime = join(noModelHome, ".omp", "agent", "a2a-bridge.runtime.json");
+		let pid = 0;
+		try {
+			for (let i = 0; i < 600 && !existsSync(runtime) && tui.exitCode === null; i++) await Bun.sleep(100);
+			expect(existsSync(runtime), readFileSync(screen, "utf8").slice(-2000)).toBe(true);
+			pid = JSON.parse(readFileSync(runtime, "utf8")).pid;
+			const probe = await sh("npm run --silent probe");
+			expect(probe.out).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> a2a-probe-\d+$/m);
+			expect(probe.code).toBe(0);
+			// First start: an intro (Enter skips it), then the setup wizard; the bridge served all along.
+			const shown = () => readFileSync(screen, "utf8").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+			for (let i = 0; i < 300 && !shown().includes("esc skip"); i++) await Bun.sleep(100);
+			expect(shown()).toContain("press enter to skip");
+			expect(shown()).toContain("Setup step 1 of");
+			expect(shown()).toContain("esc skip");
+		} finally {
+			process.kill(-tui.pid, "SIGKILL");
+			// omp runs in script's own session; it gets SIGHUP when the terminal goes, SIGKILL if it lingers.
+			for (let i = 0; pid > 0 && i < 50 && isAlive(pid); i++) await Bun.sleep(100);
+			if (pid > 0 && isAlive(pid)) process.kill(pid, "SIGKILL");
+		}
+
+		const removed = await sh("npx omp plugin uninstall pi-a2a-ext");
+		expect(removed.code).toBe(0);
+		expect(existsSync(join(noModelHome, ".omp", "plugins", "node_modules", PKG.name))).toBe(false);
+	}, 120_000);
+});
+
+function isAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
 /** Relative imports reachable from the extension entry (static, dynamic and type-only). */
 function importGraph(entry: string): Set<string> {
 	const seen = new Set<string>();

@@ -1,0 +1,67 @@
+/**
+ * The shell blocks of the docs, as the docs test and .ci/run read them: continuation lines joined,
+ * comments dropped. Run directly, it prints the first block of a file whose first command matches a
+ * pattern, so .ci/run can execute the README's own text: `bun test/helpers/docs.ts README.md '^TOKEN='`.
+ */
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dir, "..", "..");
+
+export interface Command {
+	where: string;
+	text: string;
+}
+
+/** Whether a single-quoted string is still open at the end of `text` (double quotes and escapes honoured). */
+function openQuote(text: string): boolean {
+	let q: "'" | '"' | undefined;
+	for (let i = 0; i < text.length; i++) {
+		const c = text[i];
+		if (q === "'") {
+			if (c === "'") q = undefined;
+		} else if (c === "\\") i++;
+		else if (q === '"') {
+			if (c === '"') q = undefined;
+		} else if (c === "'" || c === '"') q = c;
+	}
+	return q === "'";
+}
+
+/** Commands of each shell block: continuation lines joined, comments dropped. */
+export function shellBlocks(file: string): Command[][] {
+	const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
+	const blocks: Command[][] = [];
+	for (let i = 0; i < lines.length; i++) {
+		if (!/^```(sh|bash|shell)\s*$/.test(lines[i] ?? "")) continue;
+		const block: Command[] = [];
+		let pending: Command | undefined;
+		for (i++; i < lines.length && !(lines[i] ?? "").startsWith("```"); i++) {
+			const raw = (lines[i] ?? "").replace(/\s+# .*$/, "").trim();
+			if (raw === "" || raw.startsWith("#")) continue;
+			// A trailing backslash continues the line (the shell drops it with the newline); an open single
+			// quote continues it too, keeping the newline, which is part of the quoted text.
+			const text = !pending
+				? raw
+				: openQuote(pending.text)
+					? `${pending.text}\n${raw}`
+					: `${pending.text.replace(/\s*\\$/, "")} ${raw}`;
+			const cmd = { where: pending?.where ?? `${file}:${i + 1}`, text };
+			pending = /(\||\\|&&)$/.test(raw) || openQuote(text) ? cmd : undefined;
+			if (!pending) block.push(cmd);
+		}
+		blocks.push(block);
+	}
+	return blocks;
+}
+
+if (import.meta.main) {
+	const [file, pattern] = process.argv.slice(2);
+	const re = new RegExp(pattern ?? "^$");
+	const block = file ? shellBlocks(file).find(b => b[0] && re.test(b[0].text)) : undefined;
+	if (!block) {
+		process.stderr.write(`docs: no shell block in ${file} starts with /${pattern}/\n`);
+		process.exit(1);
+	}
+	process.stdout.write(`${block.map(c => c.text).join("\n")}\n`);
+}
