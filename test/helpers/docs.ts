@@ -1,7 +1,8 @@
 /**
  * The shell blocks of the docs, as the docs test and .ci/run read them: continuation lines joined,
  * comments dropped. Run directly, it prints the first block of a file whose first command matches a
- * pattern, so .ci/run can execute the README's own text: `bun test/helpers/docs.ts README.md '^TOKEN='`.
+ * pattern (and holds a string), so .ci/run can execute the README's own text:
+ * `bun test/helpers/docs.ts README.md '^TOKEN=' '"method":"initialize"'`.
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -56,11 +57,13 @@ export function shellBlocks(file: string): Command[][] {
 }
 
 if (import.meta.main) {
-	const [file, pattern] = process.argv.slice(2);
+	const [file, pattern, containing = ""] = process.argv.slice(2);
 	const re = new RegExp(pattern ?? "^$");
-	const block = file ? shellBlocks(file).find(b => b[0] && re.test(b[0].text)) : undefined;
+	const block = file
+		? shellBlocks(file).find(b => b[0] && re.test(b[0].text) && b.some(c => c.text.includes(containing)))
+		: undefined;
 	if (!block) {
-		process.stderr.write(`docs: no shell block in ${file} starts with /${pattern}/\n`);
+		process.stderr.write(`docs: no shell block in ${file} starts with /${pattern}/ and holds '${containing}'\n`);
 		process.exit(1);
 	}
 	process.stdout.write(`${block.map(c => c.text).join("\n")}\n`);
