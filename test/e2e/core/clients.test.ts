@@ -3,7 +3,7 @@
  * own MCP client is configured through `~/.omp/agent/mcp.json` (host facts §12).
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -112,5 +112,47 @@ describe("a second, unmodified omp as the remote caller", () => {
 			await caller.stop();
 			caller.cleanup();
 		}
+	}, 90_000);
+
+	test("when that omp exits mid-call, its session DELETE cancels the call: the command is killed", async () => {
+		const marker = `late-${crypto.randomUUID()}`;
+		const mcpJson = {
+			mcpServers: {
+				"omp-host": { type: "http", url: host.url, headers: { Authorization: `Bearer ${host.token}` }, timeout: 0 },
+			},
+		};
+		const caller = await Host.start({
+			config: null,
+			bridge: false,
+			files: { ".omp/agent/mcp.json": JSON.stringify(mcpJson) },
+			args: ["-e", CALLER_PROBE],
+			env: { A2A_CALLER_COMMAND: `sleep 20; echo ${marker} > ${marker}.txt` },
+		});
+		const records = (): Array<{ phase: string; args: string; cancelled?: boolean; id: string }> =>
+			existsSync(host.auditPath)
+				? readFileSync(host.auditPath, "utf8")
+						.trim()
+						.split("\n")
+						.map(l => JSON.parse(l))
+				: [];
+		try {
+			let start: { id: string } | undefined;
+			for (let i = 0; i < 225 && !start; i++) {
+				start = records().find(r => r.phase === "start" && r.args.includes(marker));
+				if (!start) await Bun.sleep(200);
+			}
+			expect(start, caller.stderr).toBeDefined();
+		} finally {
+			// Closing stdin is omp's own clean shutdown, the path where its MCP client DELETEs its session.
+			expect(await caller.stop()).toBe(0);
+			caller.cleanup();
+		}
+		let done: { cancelled?: boolean } | undefined;
+		for (let i = 0; i < 100 && !done; i++) {
+			done = records().find(r => r.phase === "done" && r.args.includes(marker));
+			if (!done) await Bun.sleep(100);
+		}
+		expect(done).toMatchObject({ cancelled: true });
+		expect(existsSync(join(host.cwd, `${marker}.txt`))).toBe(false);
 	}, 90_000);
 });
