@@ -16,7 +16,7 @@ import {
 } from "./config.ts";
 
 /** Writes `data` to `path` at mode 0600 via a temp file and rename, so readers never see half a file. */
-function writeFileAtomic0600(path: string, data: string): void {
+export function writeFileAtomic0600(path: string, data: string): void {
 	mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
 	const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 	const fd = openSync(tmp, "wx", 0o600);

@@ -232,7 +232,8 @@ describe("the README's npx commands, with no Bun or omp on PATH", () => {
 			expect(probe.out).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> a2a-probe-\d+$/m);
 			expect(probe.code).toBe(0);
 			// First start: an intro (Enter skips it), then the setup wizard; the bridge served all along.
-			const shown = () => readFileSync(screen, "utf8").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+			const csi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, "g");
+			const shown = () => readFileSync(screen, "utf8").replace(csi, "");
 			for (let i = 0; i < 300 && !shown().includes("esc skip"); i++) await Bun.sleep(100);
 			expect(shown()).toContain("press enter to skip");
 			expect(shown()).toContain("Setup step 1 of");
