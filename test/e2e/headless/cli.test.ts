@@ -170,6 +170,7 @@ afterEach(() => {
 
 const BRIDGE_CONFIG = ".omp/agent/a2a-bridge.json";
 const BRIDGE_LOG = ".omp/agent/a2a-bridge.log";
+const BRIDGE_RUNTIME = ".omp/agent/a2a-bridge.runtime.json";
 const USER_MODELS = { ".omp/agent/models.yml": PLACEHOLDER_MODELS };
 
 describe("headless host", () => {
@@ -187,9 +188,11 @@ describe("headless host", () => {
 		expect(h.out).toContain(`approval: bash (Command: touch ${marker}) -> Deny (--approvals deny)`);
 		expect(existsSync(join(h.cwd, marker))).toBe(false);
 		// Only the bridge's own files appeared among the user's files; the placeholder was written nowhere.
-		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG]);
+		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG, BRIDGE_RUNTIME]);
 		h.proc.kill("SIGINT");
 		await expectCleanStop(h, await h.proc.exited);
+		// The runtime file lives only while the bridge serves.
+		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG]);
 	}, 120_000);
 
 	test("the user's own config -> no placeholder, approve mode runs the call, the user's files stay byte-identical", async () => {
@@ -241,7 +244,8 @@ describe("headless host", () => {
 		(h.proc.stdin as import("bun").FileSink).end();
 		const closed = await bashCall(h, "echo ask-closed");
 		expect(closed.isError).toBe(true);
-		expect(h.out).toContain("approval: bash (Command: echo ask-closed) -> Deny (terminal input closed)");
+		// The decision line and the call's answer travel on different pipes: wait for the line.
+		await h.waitFor(/approval: bash \(Command: echo ask-closed\) -> Deny \(terminal input closed\)/, 10_000);
 		h.proc.kill("SIGINT");
 		await expectCleanStop(h, await h.proc.exited);
 	}, 120_000);
