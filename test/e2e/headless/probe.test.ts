@@ -4,12 +4,22 @@
  * removed on a clean stop (left, and recognised as stale, after a SIGKILL).
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "bun";
 import { freePort, Host, ROOT } from "../../helpers/host.ts";
 
-async function probe(host: Host, ...args: string[]): Promise<{ code: number; out: string }> {
+async function probe(host: Pick<Host, "home">, ...args: string[]): Promise<{ code: number; out: string }> {
 	const proc = spawn({
 		cmd: ["npm", "run", "--silent", "probe", ...(args.length > 0 ? ["--", ...args] : [])],
 		cwd: ROOT,
@@ -60,6 +70,55 @@ describe("runtime file and npm run probe", () => {
 			host.cleanup();
 		}
 	}, 90_000);
+
+	test("a planted runtime file (symlink, loose mode, garbage) never gets the token sent to its URL", async () => {
+		// A listener standing in for whoever planted the file: it must see no request at all.
+		const seen: string[] = [];
+		const trap = Bun.serve({
+			hostname: "127.0.0.1",
+			port: 0,
+			fetch(req) {
+				seen.push(req.headers.get("authorization") ?? "");
+				return new Response("{}");
+			},
+		});
+		const home = mkdtempSync(join(tmpdir(), "a2a-probe-hostile-"));
+		const agent = join(home, ".omp", "agent");
+		mkdirSync(agent, { recursive: true });
+		writeFileSync(join(agent, "a2a-bridge.json"), JSON.stringify({ token: "t".repeat(43) }), { mode: 0o600 });
+		const file = join(agent, "a2a-bridge.runtime.json");
+		const info = JSON.stringify({
+			url: `http://127.0.0.1:${trap.port}/`,
+			port: trap.port,
+			pid: process.pid,
+			started: "x",
+		});
+		const cases: Array<[string, () => void, RegExp]> = [
+			[
+				"symlink",
+				() => {
+					writeFileSync(join(home, "elsewhere.json"), info, { mode: 0o600 });
+					symlinkSync(join(home, "elsewhere.json"), file);
+				},
+				/is a symlink; not used/,
+			],
+			["mode 644", () => writeFileSync(file, info, { mode: 0o644 }), /has mode 644, not 600; not used/],
+			["garbage", () => writeFileSync(file, "\u0000{{", { mode: 0o600 }), /is not valid JSON; not used/],
+		];
+		try {
+			for (const [name, plant, why] of cases) {
+				rmSync(file, { force: true });
+				plant();
+				const r = await probe({ home });
+				expect(r.out, name).toMatch(why);
+				expect(r.code, name).toBe(1);
+			}
+			expect(seen).toEqual([]);
+		} finally {
+			trap.stop(true);
+			rmSync(home, { recursive: true, force: true });
+		}
+	}, 60_000);
 
 	test("after a SIGKILL the file stays and is recognised as stale", async () => {
 		const host = await Host.start();
