@@ -37,11 +37,18 @@ async function probe(host: Pick<Host, "home">, ...args: string[]): Promise<{ cod
 
 const runtimeFile = (host: Host) => join(host.home, ".omp", "agent", "a2a-bridge.runtime.json");
 
+/** The bridge writes the file just after its port opens, which is what Host.start waits for. */
+async function waitForRuntime(host: Host): Promise<string> {
+	const file = runtimeFile(host);
+	for (let i = 0; i < 100 && !existsSync(file); i++) await Bun.sleep(100);
+	return file;
+}
+
 describe("runtime file and npm run probe", () => {
 	test("written while serving, found with no argument, names the real port, removed on a clean stop", async () => {
 		const host = await Host.start();
 		try {
-			const file = runtimeFile(host);
+			const file = await waitForRuntime(host);
 			expect(statSync(file).mode & 0o777).toBe(0o600);
 			const info = JSON.parse(readFileSync(file, "utf8"));
 			expect(info).toMatchObject({ url: host.url, port: host.port, pid: host.proc.pid });
@@ -123,6 +130,7 @@ describe("runtime file and npm run probe", () => {
 	test("after a SIGKILL the file stays and is recognised as stale", async () => {
 		const host = await Host.start();
 		try {
+			await waitForRuntime(host);
 			host.proc.kill("SIGKILL");
 			await host.proc.exited;
 			expect(existsSync(runtimeFile(host))).toBe(true);

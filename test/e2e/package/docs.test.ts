@@ -4,7 +4,7 @@
  * by another test, or by .ci/run. The few that cannot run here are listed with the reason.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "bun";
@@ -88,6 +88,9 @@ describe("docs: commands run against a real host", () => {
 	beforeAll(async () => {
 		host = await Host.start();
 		work = mkdtempSync(join(tmpdir(), "a2a-docs-"));
+		// The docs read the runtime file, written just after the port opens (which is what start waits for).
+		const runtime = join(host.home, ".omp", "agent", "a2a-bridge.runtime.json");
+		for (let i = 0; i < 100 && !existsSync(runtime); i++) await Bun.sleep(100);
 	}, 60_000);
 
 	afterAll(async () => {
