@@ -114,29 +114,55 @@ describe("a second, unmodified omp as the remote caller", () => {
 		}
 	}, 90_000);
 
-	test("when that omp exits mid-call, its session DELETE cancels the call: the command is killed", async () => {
-		const marker = `late-${crypto.randomUUID()}`;
-		const mcpJson = {
-			mcpServers: {
-				"omp-host": { type: "http", url: host.url, headers: { Authorization: `Bearer ${host.token}` }, timeout: 0 },
-			},
-		};
-		const caller = await Host.start({
+	/** A caller omp whose MCP client runs `command` once on the host, with omp's per-call `timeout` (ms). */
+	const callerRunning = (command: string, timeout: number) =>
+		Host.start({
 			config: null,
 			bridge: false,
-			files: { ".omp/agent/mcp.json": JSON.stringify(mcpJson) },
+			files: {
+				".omp/agent/mcp.json": JSON.stringify({
+					mcpServers: {
+						"omp-host": { type: "http", url: host.url, headers: { Authorization: `Bearer ${host.token}` }, timeout },
+					},
+				}),
+			},
 			args: ["-e", CALLER_PROBE],
-			env: { A2A_CALLER_COMMAND: `sleep 20; echo ${marker} > ${marker}.txt` },
+			// A nonce the answer never holds, so the probe prints the whole answer.
+			env: { A2A_CALLER_COMMAND: command, A2A_CALLER_NONCE: crypto.randomUUID() },
 		});
-		const records = (): Array<{ phase: string; args: string; cancelled?: boolean; id: string }> =>
-			existsSync(host.auditPath)
-				? readFileSync(host.auditPath, "utf8")
-						.trim()
-						.split("\n")
-						.map(l => JSON.parse(l))
-				: [];
+	const records = (): Array<{ phase: string; args: string; cancelled?: boolean; isError?: boolean }> =>
+		existsSync(host.auditPath)
+			? readFileSync(host.auditPath, "utf8")
+					.trim()
+					.split("\n")
+					.map(l => JSON.parse(l))
+			: [];
+
+	test("when its per-call timeout runs out, it stops waiting but the call runs on to its end in the host", async () => {
+		const marker = `slow-${crypto.randomUUID()}`;
+		const caller = await callerRunning(`sleep 4; echo ${marker} > ${marker}.txt`, 1500);
 		try {
-			let start: { id: string } | undefined;
+			for (let i = 0; i < 300 && !caller.stderr.includes("CALLER done"); i++) await Bun.sleep(100);
+			expect(caller.stderr).toContain("message: Request timeout after 1500ms");
+			let done: { cancelled?: boolean; isError?: boolean } | undefined;
+			for (let i = 0; i < 150 && !done; i++) {
+				done = records().find(r => r.phase === "done" && r.args.includes(marker));
+				if (!done) await Bun.sleep(100);
+			}
+			expect(done).toMatchObject({ isError: false });
+			expect(done?.cancelled).toBeUndefined();
+			expect(readFileSync(join(host.cwd, `${marker}.txt`), "utf8").trim()).toBe(marker);
+		} finally {
+			await caller.stop();
+			caller.cleanup();
+		}
+	}, 90_000);
+
+	test("when that omp exits mid-call, its session DELETE cancels the call: the command is killed", async () => {
+		const marker = `late-${crypto.randomUUID()}`;
+		const caller = await callerRunning(`sleep 20; echo ${marker} > ${marker}.txt`, 0);
+		try {
+			let start: { phase: string } | undefined;
 			for (let i = 0; i < 225 && !start; i++) {
 				start = records().find(r => r.phase === "start" && r.args.includes(marker));
 				if (!start) await Bun.sleep(200);
