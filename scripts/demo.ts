@@ -74,9 +74,7 @@ async function main(): Promise<number> {
 		for await (const chunk of host.stdout) hostOut += decoder.decode(chunk, { stream: true });
 	})();
 	const hostErr = new Response(host.stderr).text();
-	const model = startFakeModel([{ tool: "mcp__omp_host_bash", input: { command } }], { text: "All done." }, (b, r) =>
-		onModel(b, r),
-	);
+	const model = startFakeModel([{ tool: "mcp__omp_host_bash", input: { command } }], { text: "All done." }, onModel);
 	let requests = 0;
 	let resultText = "";
 	function onModel(body: Record<string, unknown>, reply: Reply): void {
