@@ -47,6 +47,12 @@ export interface AuditLog {
 	flush(): Promise<void>;
 }
 
+/** The caller's token name and client name, when known (contract §13, §14). */
+const caller = (c: { token?: string; client?: string | null }): Record<string, string> => ({
+	...(c.token !== undefined ? { token: c.token } : {}),
+	...(typeof c.client === "string" ? { client: c.client } : {}),
+});
+
 export function createAuditLog(opts: AuditOptions): AuditLog {
 	const maxBytes = opts.maxBytes ?? AUDIT_MAX_BYTES;
 	const now = opts.now ?? (() => new Date());
@@ -115,7 +121,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		path: opts.path,
 		write,
 		calls: {
-			start: async c => write({ id: c.id, sid: c.sid, phase: "start", tool: c.tool, args: c.args }),
+			start: async c => write({ id: c.id, sid: c.sid, phase: "start", tool: c.tool, args: c.args, ...caller(c) }),
 			done: async c =>
 				write({
 					id: c.id,
@@ -124,6 +130,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					tool: c.tool,
 					isError: c.isError,
 					args: c.args,
+					...caller(c),
 					...(c.cancelled ? { cancelled: true } : {}),
 				}),
 		},

@@ -7,11 +7,19 @@ import { describe } from "./describe.ts";
 import { ERRORS, type RpcId, rpcError, rpcResult } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseCall, type SseTimings } from "./progress.ts";
-import type { BridgeDeps, InFlightCall, ToolCallOutcome } from "./types.ts";
+import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 export const MAX_CALLS_IN_FLIGHT = 256;
 
 const callKey = (sid: string, id: RpcId): string => `${sid}\u0000${typeof id}:${String(id)}`;
+
+/** What a 2026-07-28 call adds (contract §13): no session, so closing the stream is the cancel. */
+export interface ModernCall {
+	/** Aborts when the client closes the request's connection (Bun: `req.signal`). */
+	closed: AbortSignal;
+	/** Members every result of the era carries (`resultType`, `_meta` serverInfo). */
+	resultExtra: Record<string, unknown>;
+}
 
 export class CallTable {
 	readonly inFlight = new Map<string, InFlightCall>();
@@ -48,19 +56,22 @@ export class CallTable {
 	async start(
 		id: RpcId,
 		params: Record<string, unknown> | undefined,
-		sid: string,
+		caller: CallerInfo,
 		accept: string | null,
+		modern?: ModernCall,
 	): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
 		if (typeof name !== "string" || !isRecord(args)) return rpcError("invalid_params", id);
-		const key = callKey(sid, id);
+		const callId = crypto.randomUUID();
+		// Without a session, request ids are not unique: each modern call is its own key.
+		const key = caller.sid === null ? `\u0001${callId}` : callKey(caller.sid, id);
 		if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT || this.inFlight.has(key)) {
 			return rpcError(this.inFlight.has(key) ? "invalid_request" : "server_busy", id);
 		}
 		const call: InFlightCall = {
-			id: crypto.randomUUID(),
-			sid,
+			id: callId,
+			sid: caller.sid,
 			tool: name,
 			startedAt: this.#now(),
 			controller: new AbortController(),
@@ -69,19 +80,15 @@ export class CallTable {
 		this.inFlight.set(key, call);
 		const token = progressTokenOf(params);
 		const sse = token !== null && acceptsEventStream(accept) ? openSseCall(token, this.#sse) : null;
-		const run = this.#run(call, key, args, sse);
+		const run = this.#run(call, key, args, sse, caller, modern?.closed);
+		const result = (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError, ...modern?.resultExtra });
 		if (sse === null) {
 			const outcome = await run;
 			if (outcome === null) return rpcError("request_cancelled", id);
-			return rpcResult(id, { content: outcome.content, isError: outcome.isError });
+			return rpcResult(id, result(outcome));
 		}
 		run.then(
-			outcome =>
-				sse.finish(
-					outcome === null
-						? null
-						: { jsonrpc: "2.0", id, result: { content: outcome.content, isError: outcome.isError } },
-				),
+			outcome => sse.finish(outcome === null ? null : { jsonrpc: "2.0", id, result: result(outcome) }),
 			err => {
 				this.#deps.log(`a2a-bridge: internal error in tools/call '${name}': ${describe(err)}`);
 				const { code, message } = ERRORS.internal_error;
@@ -97,8 +104,20 @@ export class CallTable {
 		key: string,
 		args: Record<string, unknown>,
 		sse: SseCall | null,
+		caller: CallerInfo,
+		closed: AbortSignal | undefined,
 	): Promise<ToolCallOutcome | null> {
-		const record = { id: call.id, sid: call.sid, tool: call.tool, args };
+		const record = {
+			id: call.id,
+			sid: call.sid,
+			tool: call.tool,
+			args,
+			// The token's name joins the record with named tokens (contract §14); the client's name is known now.
+			...(caller.client !== null ? { client: caller.client } : {}),
+		};
+		const onClose = () => abort(call);
+		if (closed?.aborted) abort(call);
+		closed?.addEventListener("abort", onClose, { once: true });
 		try {
 			await this.#deps.audit?.start(record);
 			let outcome: ToolCallOutcome | null;
@@ -127,6 +146,7 @@ export class CallTable {
 			this.callsServed++;
 			return outcome;
 		} finally {
+			closed?.removeEventListener("abort", onClose);
 			this.inFlight.delete(key);
 		}
 	}

@@ -11,7 +11,7 @@ export const ERRORS = {
 	method_not_allowed: { status: 405, code: -32000, message: "method not allowed" },
 	unauthorized: { status: 401, code: -32000, message: "unauthorized" },
 	invalid_token: { status: 401, code: -32000, message: "unauthorized" },
-	unsupported_protocol_version: { status: 400, code: -32000, message: "unsupported MCP-Protocol-Version" },
+	unsupported_protocol_version: { status: 400, code: -32022, message: "unsupported MCP-Protocol-Version" },
 	body_too_large: { status: 413, code: -32000, message: "request body larger than 4 MiB" },
 	parse_error: { status: 400, code: -32700, message: "parse error" },
 	invalid_request: { status: 400, code: -32600, message: "invalid request" },
@@ -22,6 +22,15 @@ export const ERRORS = {
 	server_busy: { status: 200, code: -32000, message: "server busy" },
 	request_cancelled: { status: 200, code: -32800, message: "request cancelled" },
 	internal_error: { status: 500, code: -32603, message: "internal error" },
+	// The 2026-07-28 era (contract §13): client faults are HTTP errors there, not 200s.
+	header_mismatch: { status: 400, code: -32020, message: "Mcp-Method or Mcp-Name header does not match the body" },
+	envelope_invalid: {
+		status: 400,
+		code: -32602,
+		message: "params._meta lacks the protocol version or the client capabilities",
+	},
+	modern_invalid_params: { status: 400, code: -32602, message: "invalid params" },
+	modern_method_not_found: { status: 404, code: -32601, message: "method not found" },
 } as const;
 
 export type ErrorKind = keyof typeof ERRORS;
@@ -31,8 +40,20 @@ export const REALM = "omp-a2a-bridge";
 
 /** Builds the response for an error row; `id` is null when the request id could not be read. */
 export function rpcError(kind: ErrorKind, id: RpcId | null = null, headers: Record<string, string> = {}): Response {
+	return rpcErrorData(kind, id, undefined, headers);
+}
+
+/** The same, with the error's `data` member (left out when undefined). */
+export function rpcErrorData(
+	kind: ErrorKind,
+	id: RpcId | null,
+	data: unknown,
+	headers: Record<string, string> = {},
+): Response {
 	const row = ERRORS[kind];
-	const body = JSON.stringify({ jsonrpc: "2.0", id, error: { code: row.code, message: row.message } });
+	const error =
+		data === undefined ? { code: row.code, message: row.message } : { code: row.code, message: row.message, data };
+	const body = JSON.stringify({ jsonrpc: "2.0", id, error });
 	return new Response(body, { status: row.status, headers: { "content-type": "application/json", ...headers } });
 }
 

@@ -12,6 +12,10 @@ import type { McpTool } from "./types.ts";
 const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
 const LATEST_VERSION = "2025-11-25";
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The name of the config's top-level token, the only one until named tokens (contract §14). */
+export const OWNER = "owner";
+
+const accept = (req: Request): string | null => req.headers.get("accept");
 
 export interface LegacyDeps {
 	sessions: SessionTable;
@@ -31,11 +35,8 @@ export class LegacyMcp {
 		this.#d = deps;
 	}
 
+	/** The version header was checked by the caller (server.ts routes each request to its era). */
 	async handle(req: Request): Promise<Response> {
-		const pv = req.headers.get("mcp-protocol-version");
-		if (pv !== null && !(SUPPORTED_VERSIONS as readonly string[]).includes(pv.trim())) {
-			return rpcError("unsupported_protocol_version");
-		}
 		if (req.method === "DELETE") {
 			const s = this.#guardSession(req);
 			if (s instanceof Response) return s;
@@ -101,7 +102,7 @@ export class LegacyMcp {
 			case "tools/list":
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call":
-				return this.#d.calls.start(msg.id, msg.params, session.sid, req.headers.get("accept"));
+				return this.#d.calls.start(msg.id, msg.params, { sid: session.sid, token: OWNER, client: null }, accept(req));
 			default:
 				return rpcError("method_not_found", msg.id);
 		}

@@ -5,9 +5,11 @@
  */
 import { CallTable } from "./calls.ts";
 import { describe } from "./describe.ts";
-import { notFound } from "./errors.ts";
+import { notFound, rpcErrorData } from "./errors.ts";
 import { Gate, type Route, refuse } from "./gate.ts";
 import { LegacyMcp } from "./legacy.ts";
+import { ModernMcp } from "./modern.ts";
+import { eraOf, unsupportedData } from "./modern-parse.ts";
 import { SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import type { BridgeDeps, InFlightCall, ServerOptions } from "./types.ts";
@@ -30,6 +32,7 @@ export class BridgeServer {
 	readonly calls: CallTable;
 	readonly #gate: Gate;
 	readonly #legacy: LegacyMcp;
+	readonly #modern: ModernMcp;
 	readonly #deps: BridgeDeps;
 	readonly #opts: ServerOptions;
 
@@ -42,14 +45,14 @@ export class BridgeServer {
 		this.calls = new CallTable(deps, opts.sse);
 		this.sessions.onEnd = sid => this.calls.cancelSession(sid);
 		this.sessions.isBusy = sid => this.calls.hasCalls(sid);
-		this.#legacy = new LegacyMcp({
-			sessions: this.sessions,
+		const mcp = {
 			calls: this.calls,
-			fingerprint: () => this.#gate.fingerprint,
 			serverInfo: { name: "omp-a2a-bridge", version: deps.version },
 			instructions: deps.instructions,
 			listTools: () => deps.listTools(),
-		});
+		};
+		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions, fingerprint: () => this.#gate.fingerprint });
+		this.#modern = new ModernMcp(mcp);
 	}
 
 	get inFlight(): ReadonlyMap<string, InFlightCall> {
@@ -94,8 +97,16 @@ export class BridgeServer {
 			gate.hostOrigin(req, route) ??
 			gate.method(req, route) ??
 			gate.auth(req, route) ??
-			(route === "mcp" ? this.#legacy.handle(req) : this.#extra(req, route))
+			(route === "mcp" ? this.#mcp(req) : this.#extra(req, route))
 		);
+	}
+
+	/** One endpoint, two eras, chosen per request by MCP-Protocol-Version (contract §13). */
+	#mcp(req: Request): Promise<Response> | Response {
+		const header = req.headers.get("mcp-protocol-version");
+		const era = eraOf(header);
+		if (era === "unsupported") return rpcErrorData("unsupported_protocol_version", null, unsupportedData(header ?? ""));
+		return era === "modern" && req.method === "POST" ? this.#modern.handle(req) : this.#legacy.handle(req);
 	}
 
 	#extra(req: Request, route: Route): Response | Promise<Response> {

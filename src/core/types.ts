@@ -28,12 +28,19 @@ export interface ToolCallOutcome {
 	isError: boolean;
 }
 
+/** Who made a call: the session (null in the 2026-07-28 era), the token's name and the client's name. */
+export interface CallerInfo {
+	sid: string | null;
+	token: string;
+	client: string | null;
+}
+
 export interface ToolCallRequest {
 	callId: string;
 	name: string;
 	args: Record<string, unknown>;
 	signal: AbortSignal;
-	sid: string;
+	sid: string | null;
 	/** Present in SSE mode: the call's cumulative output so far. */
 	onProgress?: (text: string) => void;
 	/** Present in SSE mode: the host backgrounded the call and stopped forwarding output. */
@@ -42,10 +49,19 @@ export interface ToolCallRequest {
 
 /** Audit seam: `start` is awaited before the tool runs, `done` before the response goes out. */
 export interface CallAudit {
-	start(call: { id: string; sid: string; tool: string; args: unknown }): Promise<void>;
+	start(call: {
+		id: string;
+		sid: string | null;
+		tool: string;
+		args: unknown;
+		token?: string;
+		client?: string | null;
+	}): Promise<void>;
 	done(call: {
 		id: string;
-		sid: string;
+		sid: string | null;
+		token?: string;
+		client?: string | null;
 		tool: string;
 		args: unknown;
 		isError: boolean;
@@ -84,7 +100,7 @@ export interface ServerOptions {
 
 export interface InFlightCall {
 	id: string;
-	sid: string;
+	sid: string | null;
 	tool: string;
 	startedAt: number;
 	controller: AbortController;

@@ -276,10 +276,19 @@ describe("BridgeServer error table", () => {
 		await expectRpcError(res, 401, -32000, "unauthorized");
 	});
 
-	test("unsupported_protocol_version: MCP-Protocol-Version 2024-11-05 -> 400 -32000", async () => {
+	test("unsupported_protocol_version: MCP-Protocol-Version 2024-11-05 -> 400 -32022 with data (contract §13)", async () => {
 		const h = makeServer();
 		const res = await h.server.handle(post(rpc("ping"), { "mcp-protocol-version": "2024-11-05" }));
-		await expectRpcError(res, 400, -32000, "unsupported MCP-Protocol-Version");
+		expect(res.status).toBe(400);
+		expect(await res.json()).toEqual({
+			jsonrpc: "2.0",
+			id: null,
+			error: {
+				code: -32022,
+				message: "unsupported MCP-Protocol-Version",
+				data: { supported: ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"], requested: "2024-11-05" },
+			},
+		});
 	});
 
 	test("body_too_large: Content-Length 4 MiB + 1 -> 413 -32000", async () => {
@@ -474,7 +483,8 @@ describe("BridgeServer pipeline order", () => {
 		const res = await h.server.handle(
 			post(rpc("ping"), { "mcp-session-id": sid, "mcp-protocol-version": "1999-01-01" }),
 		);
-		await expectRpcError(res, 400, -32000, "unsupported MCP-Protocol-Version");
+		expect(res.status).toBe(400);
+		expect(((await res.json()) as RpcBody).error).toMatchObject({ code: -32022, data: { requested: "1999-01-01" } });
 	});
 
 	for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {

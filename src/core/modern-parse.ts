@@ -1,0 +1,97 @@
+/**
+ * Pure checks of the MCP 2026-07-28 era (contract §13): which era a request belongs to, the
+ * per-request `_meta` envelope, and the routing headers (SEP-2243) with their base64 form.
+ * Each returns a value; modern.ts turns a failure into its error-table row.
+ */
+import { isRecord } from "./jsonrpc.ts";
+import { SUPPORTED_VERSIONS } from "./legacy.ts";
+
+export const MODERN_VERSION = "2026-07-28";
+/** Every version the endpoint serves: the 2025 list plus the modern one (discover and -32022 name it). */
+export const SERVED_VERSIONS: readonly string[] = [...SUPPORTED_VERSIONS, MODERN_VERSION];
+
+export const META_VERSION = "io.modelcontextprotocol/protocolVersion";
+export const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
+export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
+export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+
+/** A caller-chosen name lands in the audit log: bounded so one request cannot bloat every record. */
+export const CLIENT_NAME_MAX = 128;
+
+export type Era = "modern" | "legacy" | "unsupported";
+
+/** The era of a request from its `MCP-Protocol-Version` header; absent means the 2025 default. */
+export function eraOf(header: string | null): Era {
+	if (header === null) return "legacy";
+	const v = header.trim();
+	if (v === MODERN_VERSION) return "modern";
+	return (SUPPORTED_VERSIONS as readonly string[]).includes(v) ? "legacy" : "unsupported";
+}
+
+/** `data` of the -32022 answer: what is served and what was asked for. */
+export const unsupportedData = (requested: string): { supported: readonly string[]; requested: string } => ({
+	supported: SERVED_VERSIONS,
+	requested,
+});
+
+const SENTINEL = /^=\?base64\?(.*)\?=$/s;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A header value as sent: verbatim, or the UTF-8 text inside `=?base64?…?=`. Null for a missing
+ * header and for a malformed sentinel (bad or non-canonical base64, bad UTF-8), so it never matches.
+ */
+export function decodeHeaderValue(value: string | null): string | null {
+	if (value === null) return null;
+	const m = SENTINEL.exec(value);
+	if (m === null) return value;
+	const payload = m[1] ?? "";
+	if (!BASE64.test(payload)) return null;
+	const bytes = Buffer.from(payload, "base64");
+	if (bytes.toString("base64") !== payload) return null;
+	try {
+		return UTF8.decode(bytes);
+	} catch {
+		return null;
+	}
+}
+
+export interface RoutingHeaders {
+	version: string | null;
+	method: string | null;
+	name: string | null;
+}
+
+export type ModernCheck =
+	| { ok: true; client: string | null }
+	| { ok: false; kind: "envelope_invalid" | "header_mismatch" };
+
+/**
+ * The modern request ladder, first failure wins (the order of the reference server): the
+ * `_meta` envelope, then the headers against the body (version, `Mcp-Method`, and `Mcp-Name`
+ * on `tools/call`). The version itself was settled by `eraOf` before the body was read.
+ */
+export function checkModernRequest(
+	method: string,
+	params: Record<string, unknown> | undefined,
+	headers: RoutingHeaders,
+): ModernCheck {
+	const meta = params?._meta;
+	if (!isRecord(meta) || !(META_VERSION in meta) || !(META_CAPABILITIES in meta)) {
+		return { ok: false, kind: "envelope_invalid" };
+	}
+	if (headers.version === null || headers.version.trim() !== meta[META_VERSION]) {
+		return { ok: false, kind: "header_mismatch" };
+	}
+	if (decodeHeaderValue(headers.method) !== method) return { ok: false, kind: "header_mismatch" };
+	if (method === "tools/call" && typeof params?.name === "string") {
+		if (decodeHeaderValue(headers.name) !== params.name) return { ok: false, kind: "header_mismatch" };
+	}
+	return { ok: true, client: clientName(meta[META_CLIENT_INFO]) };
+}
+
+function clientName(info: unknown): string | null {
+	if (!isRecord(info) || typeof info.name !== "string" || info.name === "") return null;
+	return info.name.slice(0, CLIENT_NAME_MAX);
+}
