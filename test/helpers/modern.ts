@@ -1,0 +1,82 @@
+/** Raw 2026-07-28 requests (contract §13): the `_meta` envelope, the routing headers, no session. */
+import { existsSync, readFileSync } from "node:fs";
+import type { Host } from "./host.ts";
+
+export const MODERN = "2026-07-28";
+export const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
+
+export const envelope = (client = "raw-wire"): Record<string, unknown> => ({
+	"io.modelcontextprotocol/protocolVersion": MODERN,
+	"io.modelcontextprotocol/clientCapabilities": {},
+	"io.modelcontextprotocol/clientInfo": { name: client, version: "0" },
+});
+
+export interface ModernOptions {
+	id?: number | string;
+	/** Header overrides; null removes a header. */
+	headers?: Record<string, string | null>;
+	/** Replaces params._meta (null leaves it out). */
+	meta?: Record<string, unknown> | null;
+	signal?: AbortSignal;
+}
+
+/** The headers and body a modern client sends for one request. */
+export function modernRequest(
+	host: Host,
+	method: string,
+	params: Record<string, unknown> = {},
+	opts: ModernOptions = {},
+): { headers: Record<string, string>; body: string } {
+	const meta = opts.meta === undefined ? envelope() : opts.meta;
+	const fullParams = meta === null ? params : { ...params, _meta: { ...meta, ...(params._meta as object) } };
+	const base: Record<string, string> = host.headers({
+		accept: "application/json, text/event-stream",
+		"mcp-protocol-version": MODERN,
+		"mcp-method": method,
+		...(typeof params.name === "string" && method === "tools/call" ? { "mcp-name": params.name } : {}),
+	});
+	for (const [k, v] of Object.entries(opts.headers ?? {})) {
+		if (v === null) delete base[k];
+		else base[k] = v;
+	}
+	return { headers: base, body: JSON.stringify({ jsonrpc: "2.0", id: opts.id ?? 1, method, params: fullParams }) };
+}
+
+export function modernPost(
+	host: Host,
+	method: string,
+	params: Record<string, unknown> = {},
+	opts: ModernOptions = {},
+): Promise<Response> {
+	const { headers, body } = modernRequest(host, method, params, opts);
+	return fetch(host.url, { method: "POST", headers, body, ...(opts.signal ? { signal: opts.signal } : {}) });
+}
+
+/** The audit records whose line contains `needle`, parsed. */
+export function auditLines(host: Host, needle: string): Array<Record<string, unknown>> {
+	if (!existsSync(host.auditPath)) return [];
+	return readFileSync(host.auditPath, "utf8")
+		.split("\n")
+		.filter(l => l.includes(needle))
+		.map(l => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Polls `probe` until it returns a value other than undefined; throws after `ms`. */
+export async function until<T>(what: string, ms: number, probe: () => T | undefined): Promise<T> {
+	const deadline = Date.now() + ms;
+	for (;;) {
+		const v = probe();
+		if (v !== undefined) return v;
+		if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+		await Bun.sleep(20);
+	}
+}
+
+/** Command lines of running processes that contain `needle`. */
+export function processesWith(needle: string): string[] {
+	const ps = Bun.spawnSync(["ps", "-eo", "args="]);
+	return ps.stdout
+		.toString()
+		.split("\n")
+		.filter(l => l.includes(needle) && !l.includes("ps -eo"));
+}
