@@ -1,0 +1,119 @@
+/**
+ * Cancel on close (contract §13): in the 2026-07-28 era closing the response stream kills the
+ * command and the audit says `cancelled: true`; in the 2025 eras a disconnect cancels nothing.
+ * Each call runs an external `sleep` (the host shell has a builtin one) with a unique argument, so the
+ * process table shows whether it is gone.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type Host, rpcPost, useSharedHost } from "../../helpers/host.ts";
+import { auditLines, modernPost, processesWith, until } from "../../helpers/modern.ts";
+
+/** A sleep argument no other process has: `30.<12 digits>` seconds. */
+const uniqueSleep = (): string => `30.${String(Math.random()).slice(2, 14).padEnd(12, "7")}`;
+
+/** Waits for the call's start record and its `sleep` in the process table (bounded). */
+const started = (host: Host, marker: string, secs: string) =>
+	until(`start record and process for ${marker}`, 15_000, () =>
+		auditLines(host, marker).some(r => r.phase === "start") && processesWith(secs).length > 0 ? true : undefined,
+	);
+
+async function expectKilled(host: Host, marker: string, secs: string): Promise<Record<string, unknown>> {
+	// Within a second of the close: the done record, and neither the shell nor its sleep left.
+	const done = await until(`cancelled done record for ${marker}`, 1000, () =>
+		auditLines(host, marker).find(r => r.phase === "done"),
+	);
+	await until(`no process with ${secs}`, 1000, () => (processesWith(secs).length === 0 ? true : undefined));
+	expect(done.cancelled).toBe(true);
+	expect(done.sid).toBeNull();
+	expect(existsSync(join(host.cwd, marker))).toBe(false);
+	return done;
+}
+
+describe("2026-07-28: closing the stream cancels the call", () => {
+	let host: Host;
+	useSharedHost({}, h => ({ host } = h));
+
+	test("JSON request (no progress token): the client aborts -> command killed, audit cancelled:true", async () => {
+		const marker = `close-json-${crypto.randomUUID()}`;
+		const secs = uniqueSleep();
+		const ac = new AbortController();
+		const pending = modernPost(
+			host,
+			"tools/call",
+			{ name: "bash", arguments: { command: `/bin/sh -c 'sleep ${secs}; touch ${marker}'` } },
+			{ signal: ac.signal },
+		).catch(e => e);
+		await started(host, marker, secs);
+		ac.abort();
+		expect(await pending).toBeInstanceOf(Error);
+		const done = await expectKilled(host, marker, secs);
+		expect(done.client).toBe("raw-wire");
+	}, 30_000);
+
+	test("SSE request (progress token): the client closes the stream -> command killed, audit cancelled:true", async () => {
+		const marker = `close-sse-${crypto.randomUUID()}`;
+		const secs = uniqueSleep();
+		const ac = new AbortController();
+		const res = await modernPost(
+			host,
+			"tools/call",
+			{
+				name: "bash",
+				arguments: { command: `/bin/sh -c 'sleep ${secs}; touch ${marker}'` },
+				_meta: { progressToken: "c-1" },
+			},
+			{ signal: ac.signal },
+		);
+		expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+		const reader = res.body?.getReader();
+		expect(new TextDecoder().decode((await reader?.read())?.value)).toContain(": stream open");
+		await started(host, marker, secs);
+		ac.abort();
+		await reader?.cancel().catch(() => {});
+		await expectKilled(host, marker, secs);
+	}, 30_000);
+
+	test("a call that finishes is not marked cancelled when its connection closes afterwards", async () => {
+		const marker = `finish-${crypto.randomUUID()}`;
+		const res = await modernPost(host, "tools/call", { name: "bash", arguments: { command: `echo ${marker}` } });
+		expect(res.status).toBe(200);
+		await res.text();
+		const done = await until("done record", 5000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		expect(done.cancelled).toBeUndefined();
+	}, 30_000);
+
+	test("2025 era: a client that disconnects does NOT cancel (the command runs to its end)", async () => {
+		const sid = await (async () => {
+			const res = await rpcPost(host, {
+				jsonrpc: "2.0",
+				id: 0,
+				method: "initialize",
+				params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+			});
+			await res.text();
+			return res.headers.get("mcp-session-id") ?? "";
+		})();
+		const marker = `legacy-stays-${crypto.randomUUID()}`;
+		const secs = `1.${String(Math.random()).slice(2, 12)}`;
+		const ac = new AbortController();
+		const pending = fetch(host.url, {
+			method: "POST",
+			headers: host.headers({ "mcp-session-id": sid }),
+			body: JSON.stringify({
+				jsonrpc: "2.0",
+				id: 7,
+				method: "tools/call",
+				params: { name: "bash", arguments: { command: `/bin/sh -c 'sleep ${secs}; touch ${marker}'` } },
+			}),
+			signal: ac.signal,
+		}).catch(e => e);
+		await started(host, marker, secs);
+		ac.abort();
+		await pending;
+		const done = await until("done record", 15_000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		expect(done.cancelled).toBeUndefined();
+		expect(existsSync(join(host.cwd, marker))).toBe(true);
+	}, 30_000);
+});
