@@ -7,7 +7,8 @@
  * cell to cell); the table shows medians. Also: `tools/call read` of a small file at 1 session through
  * the bridge next to the same tool's in-process `execute` (bench/read-probe-ext.ts, loaded with -e),
  * and the host's VmRSS / VmHWM. Targets: ping at 32 sessions ≥ 0.85 × bare and ≥ 7 × SDK; bridge
- * overhead on `tools/call read` (HTTP p50 − in-process p50) ≤ 0.2 ms at 1 session.
+ * overhead on `tools/call read` (HTTP p50 − in-process p50) ≤ 0.2 ms at 1 session. The SDK reference
+ * serves the host's own catalog (same `tools/list` size); bench/modern.ts adds the 2026-07-28 rows.
  * Env: MCP_BENCH_SECONDS (target length of the fastest contender's run per cell, default 2),
  * MCP_BENCH_ROUNDS (default 3).
  */
@@ -18,6 +19,7 @@ import { Host } from "../test/helpers/host.ts";
 import { initialize, type LoadResult, type LoadSpec, runLoadInChild } from "../test/helpers/loadgen.ts";
 import type { BlobResult } from "./blob.ts";
 import { startChild } from "./child.ts";
+import { type ModernFigures, modernLoad, modernRows, writeHostCatalog } from "./modern.ts";
 
 const SECONDS = Number(process.env.MCP_BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.MCP_BENCH_ROUNDS ?? 3);
@@ -178,7 +180,8 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 		const sdkToken = crypto.randomUUID() + crypto.randomUUID();
 		const bareProc = await startChild("bare-server.ts");
 		children.push(bareProc);
-		const sdkProc = await startChild("sdk-reference.ts", { SDK_REF_TOKEN: sdkToken });
+		const catalog = await writeHostCatalog(host);
+		const sdkProc = await startChild("sdk-reference.ts", { SDK_REF_TOKEN: sdkToken, SDK_REF_CATALOG: catalog.path });
 		children.push(sdkProc);
 		const by: Record<Who, Contender> = {
 			bare: { who: "bare", url: bareProc.url, token: sdkToken, pid: bareProc.pid },
@@ -207,6 +210,11 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 			}
 			const r = await load(by.bridge, 1, 800, readMsg);
 			if (r.errors > 0) throw new Error(`warm-up tools/call read: ${r.errors} errors, ${r.firstError}`);
+			for (const m of [
+				await modernLoad(host, 1, 800, readMsg),
+				await modernLoad(host, 32, 32 * 120, [{ method: "tools/list" }]),
+			])
+				if (m.errors > 0) throw new Error(`warm-up 2026-07-28: ${m.errors} errors, ${m.firstError}`);
 			if (pass === 1) counts.read = Math.max(MIN_REQUESTS, Math.ceil(SECONDS * r.rps));
 			await inProcessRead(host, smallFile, 800);
 			await load(by.sdk, 1, 800, echoMsg);
@@ -220,6 +228,7 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 		const readHttp: LoadResult[] = [];
 		const readInProc: Array<{ p50: number; p99: number }> = [];
 		const echoSdk: LoadResult[] = [];
+		const modern: ModernFigures = { list32: { legacy: [], modern: [] }, read: { legacy: readHttp, modern: [] } };
 		const warnings: string[] = [];
 		let turn = 0;
 		for (let round = 1; round <= ROUNDS; round++) {
@@ -236,6 +245,14 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 					);
 				}
 			}
+			// 2026-07-28 right after its 2025 twin: the same request count on the same host.
+			const ml = await modernLoad(host, 32, counts["list-32"] ?? 0, [{ method: "tools/list" }]);
+			modern.list32.legacy.push(runs["list-32"]?.bridge.at(-1) as LoadResult);
+			modern.list32.modern.push(ml);
+			if (ml.errors > 0) warnings.push(`round ${round} tools/list 2026-07-28: ${ml.errors} errors, ${ml.firstError}`);
+			console.log(
+				`  round ${round} tools/list ×32 2026-07-28   ${fmtRps(ml.rps).padStart(6)} req/s  p50 ${fmtMs(ml.p50ms)}`,
+			);
 			const n = counts.read ?? 0;
 			const viaHttp = async () => {
 				const r = await load(by.bridge, 1, n, readMsg);
@@ -244,6 +261,11 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 				console.log(
 					`  round ${round} tools/call read via HTTP     p50 ${fmtMs(r.p50ms)}  p99 ${fmtMs(r.p99ms)} ms  (${r.requests} in ${r.seconds.toFixed(2)} s)`,
 				);
+				const m = await modernLoad(host as Host, 1, n, readMsg);
+				modern.read.modern.push(m);
+				if (m.errors > 0)
+					warnings.push(`round ${round} tools/call read 2026-07-28: ${m.errors} errors, ${m.firstError}`);
+				console.log(`  round ${round} tools/call read 2026-07-28  p50 ${fmtMs(m.p50ms)}  p99 ${fmtMs(m.p99ms)} ms`);
 			};
 			const inProc = async () => {
 				const r = await inProcessRead(host as Host, smallFile, n);
@@ -330,6 +352,8 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 			"",
 			"",
 		]);
+		const modernTable = modernRows(modern, median);
+		rows.push(...modernTable.rows);
 		const memCell = (who: Who) => `${mem[who].rss.toFixed(1)} / ${mem[who].hwm.toFixed(1)}`;
 		if (blob) rows.push(...blobRows(blob));
 		rows.push([
@@ -378,6 +402,8 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 				`ping ×32 ≥ ${TARGET_VS_SDK} × SDK: ${verdict(pingVsSdk >= TARGET_VS_SDK)} (${pingVsSdk.toFixed(2)}); ` +
 				`read overhead ≤ ${TARGET_OVERHEAD_MS} ms: ${verdict(overhead <= TARGET_OVERHEAD_MS)} (${overhead.toFixed(3)} ms)`,
 		);
+		console.log(modernTable.line);
+		console.log(`SDK reference catalog: the host's ${catalog.bytes} bytes of tools, registered through zod`);
 		const perRound = (key: string, other: Who) =>
 			(runs[key]?.bridge ?? [])
 				.map((r, i) => (r.rps / (runs[key]?.[other][i]?.rps ?? Number.NaN)).toFixed(2))

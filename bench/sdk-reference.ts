@@ -5,9 +5,12 @@
  * with Request/Response, which Bun is) served by `Bun.serve`; stateful, one transport and one
  * McpServer per session (`sessionIdGenerator: randomUUID`), default SSE responses; a Bearer check
  * before the transport. Run as its own process, like the host. Token from SDK_REF_TOKEN; prints
- * its port on stdout.
+ * its port on stdout. SDK_REF_CATALOG names a JSON file of MCP tools (the host's `tools/list`):
+ * each is registered too, its JSON Schema turned into zod, so `tools/list` does the same-size work.
  */
+
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
@@ -16,6 +19,15 @@ const TOKEN = process.env.SDK_REF_TOKEN ?? "";
 if (TOKEN === "") throw new Error("SDK_REF_TOKEN is not set");
 const EXPECTED = `Bearer ${TOKEN}`;
 
+interface CatalogTool {
+	name: string;
+	description?: string;
+	inputSchema: Record<string, unknown>;
+	annotations?: Record<string, boolean>;
+}
+const CATALOG_FILE = process.env.SDK_REF_CATALOG;
+const CATALOG: CatalogTool[] = CATALOG_FILE ? JSON.parse(readFileSync(CATALOG_FILE, "utf8")) : [];
+
 function newServer(): McpServer {
 	const server = new McpServer({ name: "sdk-reference", version: "0.0.0" });
 	server.registerTool(
@@ -23,6 +35,17 @@ function newServer(): McpServer {
 		{ description: "Echoes its text", inputSchema: { text: z.string() } },
 		async ({ text }) => ({ content: [{ type: "text", text }] }),
 	);
+	for (const tool of CATALOG) {
+		server.registerTool(
+			tool.name,
+			{
+				...(tool.description ? { description: tool.description } : {}),
+				inputSchema: z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodObject,
+				...(tool.annotations ? { annotations: tool.annotations } : {}),
+			},
+			async () => ({ content: [{ type: "text", text: "not run by the benchmark" }] }),
+		);
+	}
 	return server;
 }
 

@@ -13,6 +13,28 @@ export interface LoadSpec {
 	messages: Array<{ method: string; params?: Record<string, unknown> }>;
 	/** Skip initialize (a server without sessions, e.g. a bare ceiling server). */
 	stateless?: boolean;
+	/** Speak MCP 2026-07-28: no session, the `_meta` envelope and routing headers on every request. */
+	modern?: boolean;
+}
+
+const MODERN = "2026-07-28";
+const ENVELOPE = {
+	"io.modelcontextprotocol/protocolVersion": MODERN,
+	"io.modelcontextprotocol/clientCapabilities": {},
+	"io.modelcontextprotocol/clientInfo": { name: "loadgen", version: "0" },
+};
+
+/** The per-message headers and params of the modern era (the same for every request of a message). */
+function modernMessage(msg: LoadSpec["messages"][number]): { headers: Record<string, string>; msg: typeof msg } {
+	const name = msg.params?.name;
+	return {
+		headers: {
+			"mcp-protocol-version": MODERN,
+			"mcp-method": msg.method,
+			...(msg.method === "tools/call" && typeof name === "string" ? { "mcp-name": name } : {}),
+		},
+		msg: { ...msg, params: { ...msg.params, _meta: ENVELOPE } },
+	};
 }
 
 export interface LoadResult {
@@ -52,7 +74,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 	};
 	const sids: Array<string | null> = [];
 	for (let i = 0; i < spec.sessions; i++) {
-		if (spec.stateless) {
+		if (spec.stateless || spec.modern) {
 			sids.push(null);
 			continue;
 		}
@@ -70,12 +92,16 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 	const latencies: number[] = [];
 	let errors = 0;
 	let firstError: string | undefined;
+	const modern = spec.modern ? spec.messages.map(modernMessage) : null;
 	const started = performance.now();
 	await Promise.all(
 		sids.map(async sid => {
-			const headers = sid ? { ...base, "mcp-session-id": sid } : base;
+			const session = sid ? { ...base, "mcp-session-id": sid } : base;
+			const modernHeaders = modern?.map(m => ({ ...session, ...m.headers }));
 			for (let i = 0; i < spec.perSession; i++) {
-				const msg = spec.messages[i % spec.messages.length] ?? { method: "ping" };
+				const k = i % spec.messages.length;
+				const msg = modern?.[k]?.msg ?? spec.messages[k] ?? { method: "ping" };
+				const headers = modernHeaders?.[k] ?? session;
 				const t0 = performance.now();
 				try {
 					const res = await fetch(spec.url, {
