@@ -159,9 +159,19 @@ describe("auth -> 401 with WWW-Authenticate", () => {
 });
 
 describe("protocol version, body, envelope", () => {
-	test("unsupported MCP-Protocol-Version -> 400", async () => {
-		const res = await rpcPost(host, init, { "mcp-protocol-version": "2026-07-28" });
-		await expectRow(res, "unsupported_protocol_version");
+	test("unsupported MCP-Protocol-Version -> 400 -32022 naming the served versions (2026-07-28 is served now)", async () => {
+		const res = await rpcPost(host, init, { "mcp-protocol-version": "2027-01-01" });
+		expect(res.status).toBe(400);
+		const { code, message } = ERRORS.unsupported_protocol_version;
+		expect(await res.json()).toEqual({
+			jsonrpc: "2.0",
+			id: null,
+			error: {
+				code,
+				message,
+				data: { supported: ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"], requested: "2027-01-01" },
+			},
+		});
 	});
 
 	for (const v of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
