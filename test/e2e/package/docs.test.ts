@@ -24,6 +24,7 @@ const RULES: Array<[RegExp, How]> = [
 	[/^\.ci\/run$/, CI],
 	[/^npx omp install \.$/, { by: "test", file: "test/e2e/package/install.test.ts", marker: '"npx omp install ."' }],
 	[/^npx omp$/, { by: "test", file: "test/e2e/package/install.test.ts", marker: '"npx omp"' }],
+	[/^scripts\/mcp-venv\.sh$/, CI],
 	[
 		/^npx omp plugin uninstall pi-a2a-ext$/,
 		{ by: "test", file: "test/e2e/package/install.test.ts", marker: '"npx omp plugin uninstall pi-a2a-ext"' },
