@@ -7,6 +7,7 @@
  */
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { Catalog } from "./catalog.ts";
+import { lendCallSignal, type PromptUi, withCallSignal } from "./prompt-signal.ts";
 import { errorText, type HostAccess, type HostJobManager, type HostSession, type HostToolResult } from "./shapes.ts";
 
 export { annotationsFor } from "./catalog.ts";
@@ -63,7 +64,11 @@ export class HostBridge {
 			: undefined;
 		let outcome: ToolCallOutcome;
 		try {
-			const result = await tool.execute(req.callId, req.args, req.signal, onUpdate, undefined);
+			const ui = main.extensionRunner?.getUIContext() as PromptUi | undefined;
+			if (typeof ui?.select === "function") lendCallSignal(ui);
+			const result = await withCallSignal(req.signal, () =>
+				tool.execute(req.callId, req.args, req.signal, onUpdate, undefined),
+			);
 			const jobId = backgroundedJobId(result);
 			outcome =
 				jobId !== null && main.asyncJobManager

@@ -35,6 +35,8 @@ export interface HostSession {
 	getToolByName(name: string): HostTool | undefined;
 	agent?: { emitExternalEvent?(event: Record<string, unknown>): void };
 	asyncJobManager?: HostJobManager;
+	/** Its extension runner: the UI context the tool wrapper's approval prompts go through. */
+	extensionRunner?: { getUIContext(): unknown };
 }
 
 export interface HostAccess {

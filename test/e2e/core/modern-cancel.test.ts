@@ -117,3 +117,63 @@ describe("2026-07-28: closing the stream cancels the call", () => {
 		expect(existsSync(join(host.cwd, marker))).toBe(true);
 	}, 30_000);
 });
+
+describe("a cancelled call's approval prompt is closed", () => {
+	let host: Host;
+	useSharedHost({ args: ["--approval-mode", "always-ask"] }, h => ({ host } = h));
+
+	test("2026-07-28: closing the stream while the host asks -> the host cancels its dialog; approving later runs nothing", async () => {
+		const marker = `appr-modern-${crypto.randomUUID()}`;
+		const ac = new AbortController();
+		const pending = modernPost(
+			host,
+			"tools/call",
+			{ name: "bash", arguments: { command: `touch ${marker}` } },
+			{ signal: ac.signal },
+		).catch(e => e);
+		const prompt = await host.waitFrame(f => f.method === "select" && String(f.title).includes(marker));
+		ac.abort();
+		await pending;
+		await host.waitFrame(f => f.method === "cancel" && f.targetId === prompt.id, 1000);
+		const done = await until("cancelled done record", 1000, () =>
+			auditLines(host, marker).find(r => r.phase === "done"),
+		);
+		expect(done.cancelled).toBe(true);
+		host.send({ type: "extension_ui_response", id: prompt.id, value: "Approve" });
+		const check = await modernPost(host, "tools/call", { name: "read", arguments: { path: host.cwd } });
+		await check.text();
+		expect(existsSync(join(host.cwd, marker))).toBe(false);
+	}, 30_000);
+
+	test("2025: notifications/cancelled while the host asks -> the dialog is cancelled too", async () => {
+		const init = await rpcPost(host, {
+			jsonrpc: "2.0",
+			id: 0,
+			method: "initialize",
+			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+		});
+		await init.text();
+		const sid = init.headers.get("mcp-session-id") ?? "";
+		const marker = `appr-legacy-${crypto.randomUUID()}`;
+		const pending = rpcPost(
+			host,
+			{
+				jsonrpc: "2.0",
+				id: 41,
+				method: "tools/call",
+				params: { name: "bash", arguments: { command: `touch ${marker}` } },
+			},
+			{ "mcp-session-id": sid },
+		);
+		const prompt = await host.waitFrame(f => f.method === "select" && String(f.title).includes(marker));
+		const ack = await rpcPost(
+			host,
+			{ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 41 } },
+			{ "mcp-session-id": sid },
+		);
+		expect(ack.status).toBe(202);
+		expect(((await (await pending).json()) as { error: { code: number } }).error.code).toBe(-32800);
+		await host.waitFrame(f => f.method === "cancel" && f.targetId === prompt.id, 1000);
+		expect(existsSync(join(host.cwd, marker))).toBe(false);
+	}, 30_000);
+});

@@ -1,0 +1,54 @@
+import { describe, expect, test } from "bun:test";
+import { lendCallSignal, type PromptUi, withCallSignal } from "../../../src/host/prompt-signal.ts";
+
+function fakeUi(): PromptUi & { seen: Array<AbortSignal | undefined> } {
+	const seen: Array<AbortSignal | undefined> = [];
+	return {
+		seen,
+		select(_title, _options, opts) {
+			seen.push(opts?.signal);
+			return Promise.resolve("Approve");
+		},
+	};
+}
+
+describe("lendCallSignal", () => {
+	test("a select opened inside a call gets the call's signal, also after awaits", async () => {
+		const ui = fakeUi();
+		lendCallSignal(ui);
+		const ac = new AbortController();
+		await withCallSignal(ac.signal, async () => {
+			await Bun.sleep(1);
+			await ui.select("Allow tool: bash", ["Approve", "Deny"]);
+		});
+		expect(ui.seen).toEqual([ac.signal]);
+	});
+	test("a select outside any call is left alone", async () => {
+		const ui = fakeUi();
+		lendCallSignal(ui);
+		await ui.select("t", []);
+		expect(ui.seen).toEqual([undefined]);
+	});
+	test("a dialog's own signal wins", async () => {
+		const ui = fakeUi();
+		lendCallSignal(ui);
+		const own = new AbortController().signal;
+		await withCallSignal(new AbortController().signal, () => ui.select("t", [], { signal: own }));
+		expect(ui.seen).toEqual([own]);
+	});
+	test("wrapping twice wraps once; concurrent calls each see their own signal", async () => {
+		const ui = fakeUi();
+		lendCallSignal(ui);
+		lendCallSignal(ui);
+		const a = new AbortController();
+		const b = new AbortController();
+		await Promise.all([
+			withCallSignal(a.signal, async () => {
+				await Bun.sleep(5);
+				await ui.select("a", []);
+			}),
+			withCallSignal(b.signal, () => ui.select("b", [])),
+		]);
+		expect(ui.seen).toEqual([b.signal, a.signal]);
+	});
+});
