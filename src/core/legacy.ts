@@ -9,7 +9,7 @@ import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 import type { Session, SessionTable } from "./sessions.ts";
 import type { McpTool } from "./types.ts";
 
-const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
+export const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
 const LATEST_VERSION = "2025-11-25";
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The name of the config's top-level token, the only one until named tokens (contract §14). */

@@ -6,7 +6,7 @@
 import { isRecord } from "./jsonrpc.ts";
 import { SUPPORTED_VERSIONS } from "./legacy.ts";
 
-export const MODERN_VERSION = "2026-07-28";
+const MODERN_VERSION = "2026-07-28";
 /** Every version the endpoint serves: the 2025 list plus the modern one (discover and -32022 name it). */
 export const SERVED_VERSIONS: readonly string[] = [...SUPPORTED_VERSIONS, MODERN_VERSION];
 

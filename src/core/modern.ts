@@ -12,7 +12,7 @@ import { checkModernRequest, META_SERVER_INFO, SERVED_VERSIONS } from "./modern-
 import type { McpTool } from "./types.ts";
 
 /** The catalog changes only when the host's tools do, which no notification announces here. */
-export const TOOLS_TTL_MS = 0;
+const TOOLS_TTL_MS = 0;
 
 export interface ModernDeps {
 	calls: CallTable;
