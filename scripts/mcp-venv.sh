@@ -10,5 +10,6 @@ if [[ -x $venv/bin/python ]] && "$venv/bin/python" -c "import mcp, importlib.met
 	exit 0
 fi
 python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$VERSION"
+# One retry: an index this machine cannot resolve otherwise costs minutes of back-off per package.
+"$venv/bin/pip" install --quiet --disable-pip-version-check --retries 1 "mcp==$VERSION"
 echo "== $venv: mcp==$VERSION installed"
