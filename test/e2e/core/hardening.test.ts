@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { buildRequest, requestArb, type Sample } from "../../helpers/arbitraries.ts";
 import { callTool, canConnect, type Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
 import { runLoadInChild } from "../../helpers/loadgen.ts";
+import { StoppableWork } from "../../helpers/procs.ts";
 
 const FULL = process.env.A2A_FULL === "1";
 const LOAD_PER_KIND = FULL ? 10_000 : 2_000;
@@ -105,23 +106,28 @@ describe("end-to-end fuzz", () => {
 });
 
 describe("faults", () => {
-	test("host shutdown with a call in flight: the caller gets an answer or a closed connection, audit has the start, port released", async () => {
+	test("host shutdown with a call in flight: the caller gets an answer or a closed connection, audit has the start, the process is killed, port released", async () => {
 		await withHost({}, async host => {
 			const sid = await openSession(host);
-			const marker = crypto.randomUUID();
-			const pending = callTool(host, sid, "bash", { command: `sleep 30; echo ${marker}` }).then(
-				r => ({ answered: r.body }),
-				err => ({ closed: String(err) }),
-			);
-			await Bun.sleep(500);
-			host.proc.stdin.end();
-			const outcome = await pending;
-			if ("answered" in outcome) expect(outcome.answered.error).toEqual({ code: -32800, message: "request cancelled" });
-			await host.proc.exited;
-			const audit = readFileSync(host.auditPath, "utf8");
-			expect(audit).toContain(marker);
-			expect(audit.split("\n").some(l => l.includes(marker) && l.includes('"phase":"start"'))).toBe(true);
-			expect(await canConnect(host.port)).toBe(false);
+			const work = new StoppableWork(host.cwd);
+			try {
+				const pending = callTool(host, sid, "bash", { command: work.command }).then(
+					r => ({ answered: r.body }),
+					err => ({ closed: String(err) }),
+				);
+				await work.running();
+				host.proc.stdin.end();
+				await host.proc.exited;
+				await work.stopped();
+				const outcome = await pending;
+				if ("answered" in outcome)
+					expect(outcome.answered.error).toEqual({ code: -32800, message: "request cancelled" });
+				const audit = readFileSync(host.auditPath, "utf8");
+				expect(audit.split("\n").some(l => l.includes(work.marker) && l.includes('"phase":"start"'))).toBe(true);
+				expect(await canConnect(host.port)).toBe(false);
+			} finally {
+				work.cleanup();
+			}
 		});
 	}, 60_000);
 

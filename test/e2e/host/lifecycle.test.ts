@@ -7,6 +7,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
 import { callTool, canConnect, freePort, Host, openSession, rpcPost } from "../../helpers/host.ts";
+import { StoppableWork } from "../../helpers/procs.ts";
 
 const PROBE = join(import.meta.dir, "..", "..", "fixtures", "probe-ext.ts");
 const hosts: Host[] = [];
@@ -225,10 +226,16 @@ describe("/a2a commands", () => {
 		expect(entry.mcpServers["omp-host"].timeout).toBeGreaterThan(30_000);
 	}, 60_000);
 
-	test("/a2a rotate: disk first, new token live, old token and its sessions refused at once", async () => {
+	test("/a2a rotate: disk first, new token live, old token and its sessions refused at once, their calls killed", async () => {
 		const h = await boot({ config: { extra_field: "kept" } });
 		const oldSid = await openSession(h);
+		const work = new StoppableWork(h.cwd);
+		cleanups.push(() => work.cleanup());
+		const inFlight = callTool(h, oldSid, "bash", { command: work.command }, 7);
+		await work.running();
 		await h.command("/a2a rotate");
+		await work.stopped();
+		expect((await inFlight).body.error).toEqual({ code: -32800, message: "request cancelled" });
 		const cfg = JSON.parse(readFileSync(h.configPath, "utf8"));
 		expect(cfg.token).not.toBe(h.token);
 		expect(cfg.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
