@@ -102,6 +102,44 @@ function makeServer(o: HarnessOptions = {}): Harness {
 type Hdrs = Record<string, string | null>;
 
 /** A request with a loopback Host, the right token and JSON content type unless overridden (null removes). */
+/** One turn of the event loop: every queued microtask has run, so anything not held back has happened. */
+const settle = (): Promise<void> => new Promise(r => setImmediate(r));
+
+/** Reads a response body in steps: what has arrived so far, then the rest (one read in flight at a time). */
+class StreamReader {
+	readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+	readonly #decoder = new TextDecoder();
+	#next: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+
+	constructor(res: Response) {
+		if (!res.body) throw new Error("response has no body");
+		this.#reader = res.body.getReader();
+	}
+
+	/** The text that arrived without waiting past one event-loop turn; `ended` when the stream closed. */
+	async available(): Promise<{ text: string; ended: boolean }> {
+		let text = "";
+		for (;;) {
+			this.#next ??= this.#reader.read();
+			const r = await Promise.race([this.#next, settle().then(() => null)]);
+			if (r === null) return { text, ended: false };
+			this.#next = null;
+			if (r.done) return { text, ended: true };
+			text += this.#decoder.decode(r.value, { stream: true });
+		}
+	}
+
+	async all(): Promise<string> {
+		let text = "";
+		for (;;) {
+			const r = await (this.#next ?? this.#reader.read());
+			this.#next = null;
+			if (r.done) return text;
+			text += this.#decoder.decode(r.value, { stream: true });
+		}
+	}
+}
+
 /** A server whose tool calls never finish: `entered` resolves with the request once the tool is called. */
 function hangingServer(): { h: Harness; entered: Deferred<ToolCallRequest> } {
 	const entered = deferred<ToolCallRequest>();
@@ -830,7 +868,7 @@ describe("BridgeServer tools/call", () => {
 		expect(h.calls.length).toBe(1);
 	});
 
-	test("audit done pending -> response not sent until it resolves", async () => {
+	test("audit done pending -> JSON response not sent until it resolves", async () => {
 		const gate = deferred();
 		const doneEntered = deferred();
 		const h = makeServer({
@@ -846,10 +884,87 @@ describe("BridgeServer tools/call", () => {
 			return r;
 		});
 		await doneEntered.promise;
-		await Promise.resolve();
+		await settle();
 		expect(answered).toBe(false);
 		gate.resolve();
 		expect((await pending).status).toBe(200);
+	});
+
+	test("audit done pending -> the SSE stream carries no final message until it resolves", async () => {
+		const gate = deferred();
+		const doneEntered = deferred();
+		const h = makeServer({
+			auditDone: async () => {
+				doneEntered.resolve();
+				await gate.promise;
+			},
+		});
+		const sid = await initialize(h);
+		const call = rpc("tools/call", { name: "read", arguments: {}, _meta: { progressToken: "p" } }, 4);
+		const res = await h.server.handle(post(call, { "mcp-session-id": sid }));
+		expect(res.headers.get("content-type")).toBe("text/event-stream");
+		const body = new StreamReader(res);
+		await doneEntered.promise;
+		const early = await body.available();
+		expect(early.ended).toBe(false);
+		expect(early.text).not.toContain('"result"');
+		gate.resolve();
+		const rest = await body.all();
+		expect(rest).toContain('"id":4,"result"');
+	});
+
+	test("audit done pending -> a cancelled call's -32800 not sent until it resolves", async () => {
+		const gate = deferred();
+		const doneEntered = deferred();
+		const entered = deferred();
+		const h = makeServer({
+			callTool: () => {
+				entered.resolve();
+				return new Promise<ToolCallOutcome>(() => {});
+			},
+			auditDone: async () => {
+				doneEntered.resolve();
+				await gate.promise;
+			},
+		});
+		const sid = await initialize(h);
+		let answered = false;
+		const pending = h.server.handle(post(toolCall("bash", {}, 8), { "mcp-session-id": sid })).then(r => {
+			answered = true;
+			return r;
+		});
+		await entered.promise;
+		await h.server.handle(post(notification("notifications/cancelled", { requestId: 8 }), { "mcp-session-id": sid }));
+		await doneEntered.promise;
+		await settle();
+		expect(answered).toBe(false);
+		gate.resolve();
+		await expectRpcError(await pending, 200, -32800, "request cancelled", 8);
+	});
+
+	test("audit done pending -> a throwing tool's 500 not sent until it resolves", async () => {
+		const gate = deferred();
+		const doneEntered = deferred();
+		const h = makeServer({
+			callTool: async () => {
+				throw new Error("boom");
+			},
+			auditDone: async () => {
+				doneEntered.resolve();
+				await gate.promise;
+			},
+		});
+		const sid = await initialize(h);
+		let answered = false;
+		const pending = h.server.handle(post(toolCall("read", {}), { "mcp-session-id": sid })).then(r => {
+			answered = true;
+			return r;
+		});
+		await doneEntered.promise;
+		await settle();
+		expect(answered).toBe(false);
+		gate.resolve();
+		expect((await pending).status).toBe(500);
 	});
 
 	test("cancelled call -> audit done has cancelled: true and isError: true", async () => {
@@ -1033,6 +1148,11 @@ describe("BridgeServer extra routes", () => {
 		const h = makeServer({ opts: { routes: { "/blob": boom } } });
 		const res = await h.server.handle(request("GET", "/blob"));
 		expect(res.status).toBe(500);
-		expect(await res.json()).toEqual({ error: "internal error", code: "internal_error" });
+		const text = await res.text();
+		expect(text).not.toContain("secret detail");
+		expect(JSON.parse(text)).toEqual({ error: "internal error", code: "internal_error" });
+		const logged = h.logs.filter(l => l.includes("secret detail"));
+		expect(logged.length).toBe(1);
+		expect(logged[0]).toStartWith("a2a-bridge: internal error on GET /blob: Error: secret detail");
 	});
 });
