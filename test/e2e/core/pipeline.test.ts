@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { connect } from "node:net";
+import Ajv2020 from "ajv/dist/2020.js";
 import { ERRORS, type ErrorKind } from "../../../src/core/errors.ts";
 import { MAX_SESSIONS } from "../../../src/core/sessions.ts";
 import { type Host, openSession, rpcPost, useSharedHost } from "../../helpers/host.ts";
@@ -335,5 +336,27 @@ describe("dispatch", () => {
 			openWorldHint: true,
 		});
 		expect((byName.get("read")?.inputSchema as { required?: string[] } | undefined)?.required).toEqual(["path"]);
+	});
+
+	test("every listed inputSchema is valid JSON Schema 2020-12 (ajv, strict) and compiles to a working validator", async () => {
+		const res = await rpcPost(host, { jsonrpc: "2.0", id: 3, method: "tools/list" }, { "mcp-session-id": sid });
+		const tools = ((await res.json()) as { result: { tools: Array<{ name: string; inputSchema: object }> } }).result.tools;
+		expect(tools.length).toBeGreaterThan(5);
+		const ajv = new Ajv2020({ strict: true, allErrors: true });
+		const problems: string[] = [];
+		for (const t of tools) {
+			if (!ajv.validateSchema(t.inputSchema)) problems.push(`${t.name}: ${ajv.errorsText(ajv.errors)}`);
+			else {
+				try {
+					ajv.compile(t.inputSchema);
+				} catch (err) {
+					problems.push(`${t.name}: ${(err as Error).message}`);
+				}
+			}
+		}
+		expect(problems).toEqual([]);
+		const read = ajv.compile(tools.find(t => t.name === "read")?.inputSchema ?? {});
+		expect(read({ path: "/tmp/x" })).toBe(true);
+		expect(read({})).toBe(false);
 	});
 });
