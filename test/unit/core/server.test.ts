@@ -105,15 +105,18 @@ type Hdrs = Record<string, string | null>;
 /** One turn of the event loop: every queued microtask has run, so anything not held back has happened. */
 const settle = (): Promise<void> => new Promise(r => setImmediate(r));
 
+type BodyReader = ReadableStreamDefaultReader<Uint8Array>;
+type BodyRead = Awaited<ReturnType<BodyReader["read"]>>;
+
 /** Reads a response body in steps: what has arrived so far, then the rest (one read in flight at a time). */
 class StreamReader {
-	readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+	readonly #reader: BodyReader;
 	readonly #decoder = new TextDecoder();
-	#next: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+	#next: Promise<BodyRead> | null = null;
 
 	constructor(res: Response) {
 		if (!res.body) throw new Error("response has no body");
-		this.#reader = res.body.getReader();
+		this.#reader = (res.body as ReadableStream<Uint8Array>).getReader() as BodyReader;
 	}
 
 	/** The text that arrived without waiting past one event-loop turn; `ended` when the stream closed. */
