@@ -7,8 +7,16 @@ const methodArb = fc.oneof(
 	fc.constantFrom("GET", "POST", "DELETE", "PUT", "HEAD", "OPTIONS", "PATCH"),
 	fc.stringMatching(/^[A-Z]{1,8}$/),
 );
+// `/blob` queries: relative names only (no slash), so an upload stays inside the working directory.
+const blobQueryArb = fc
+	.record({
+		path: fc.oneof(fc.stringMatching(/^[a-z0-9._-]{1,12}$/), fc.constantFrom("", "~", "%00", "a%2Fb", "~/x")),
+		offset: fc.option(fc.oneof(fc.nat({ max: 64 }).map(String), fc.constantFrom("-1", "x", "1e3", "", "0x10"))),
+	})
+	.map(q => `/blob?path=${q.path}${q.offset === null ? "" : `&offset=${q.offset}`}`);
 const pathArb = fc.oneof(
 	{ arbitrary: fc.constantFrom("/", "/mcp"), weight: 6 },
+	{ arbitrary: blobQueryArb, weight: 2 },
 	fc.constantFrom("/", "/mcp", "/blob", "/host-llm", "/.well-known/oauth-authorization-server", "/register", "/x"),
 	fc.webPath(),
 	fc.constantFrom("/mcp/", "//", "/%2e%2e/", "/blob?path=%00", "/?a=b"),
@@ -57,6 +65,11 @@ const messageArb = fc.oneof(
 	fc.record({ jsonrpc: fc.constant("2.0"), id: idArb, result: fc.anything() }),
 	fc.anything(),
 );
+// `/host-llm` bodies: the toggle and near misses (fuzzed only where the takeover is a fake).
+export const toggleBodyArb = fc.oneof(
+	fc.record({ enabled: fc.oneof(fc.boolean(), fc.anything()) }).map(b => JSON.stringify(b)),
+	fc.constantFrom('{"enabled":false}', '{"enabled":true}', "[]", "null", `{"enabled":${"1".repeat(2000)}}`),
+);
 const bodyArb: fc.Arbitrary<Uint8Array | string | undefined> = fc.oneof(
 	messageArb.map(m => JSON.stringify(m) ?? "null"),
 	messageArb.map(m => (JSON.stringify(m) ?? "").slice(0, -1)),
@@ -69,17 +82,38 @@ const bodyArb: fc.Arbitrary<Uint8Array | string | undefined> = fc.oneof(
 	fc.constant(undefined),
 );
 
-export const requestArb = (TOKEN: string) =>
+/** Requests aimed at the extra routes, mostly with their own methods (for a fuzz of the real routes). */
+export const routeArbs = {
+	methods: fc.oneof({ arbitrary: fc.constantFrom("GET", "POST", "HEAD"), weight: 6 }, methodArb),
+	paths: fc.oneof(
+		{ arbitrary: blobQueryArb, weight: 4 },
+		{ arbitrary: fc.constant("/host-llm"), weight: 3 },
+		fc.constantFrom("/blob", "/blob?path=seed.txt", "/blob?path=seed.txt&offset=10", "/host-llm?x=1"),
+	),
+	bodies: toggleBodyArb,
+};
+
+export interface RequestArbOptions {
+	methods?: fc.Arbitrary<string>;
+	paths?: fc.Arbitrary<string>;
+	/** Added to the hostile bodies, one sample in four. */
+	bodies?: fc.Arbitrary<string>;
+}
+
+export const requestArb = (TOKEN: string, o: RequestArbOptions = {}) =>
 	fc.record({
-		method: methodArb,
-		path: pathArb,
+		method: o.methods ?? methodArb,
+		path: o.paths ?? pathArb,
 		auth: authArb(TOKEN),
 		host: hostArb,
 		origin: originArb,
 		version: versionArb,
 		session: fc.oneof(fc.constant("issued"), fc.constant(undefined), fc.string()),
 		accept: fc.constantFrom(undefined, "application/json, text/event-stream", "*/*", "text/html"),
-		body: bodyArb,
+		range: fc.option(fc.constantFrom("bytes=0-3", "bytes=5-", "bytes=-2", "bytes=9-1", "items=0-1", "bytes=0-1,3-4"), {
+			nil: undefined,
+		}),
+		body: o.bodies ? fc.oneof({ arbitrary: bodyArb, weight: 3 }, o.bodies) : bodyArb,
 	});
 
 export type Sample = ReturnType<typeof requestArb> extends fc.Arbitrary<infer T> ? T : never;
@@ -94,6 +128,7 @@ export function buildRequest(s: Sample, base: string, issued: string): Request |
 		if (s.version !== undefined) headers.set("mcp-protocol-version", s.version);
 		if (s.session !== undefined) headers.set("mcp-session-id", s.session === "issued" ? issued : s.session);
 		if (s.accept !== undefined) headers.set("accept", s.accept);
+		if (s.range !== undefined) headers.set("range", s.range);
 		const hasBody = s.body !== undefined && s.method !== "GET" && s.method !== "HEAD";
 		return new Request(`${base}${s.path}`, {
 			method: s.method,

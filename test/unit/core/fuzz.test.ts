@@ -1,14 +1,24 @@
 /**
- * Property-based tests over the whole pipeline `handle(Request)`: random and mutated methods, paths,
- * headers and bodies. Claims: never an exception, never a 500, every answer a documented row, and
- * nothing changes (sessions, tool runs, extra routes) without the valid token.
+ * Property-based tests over the whole pipeline `handle(Request)` with the real `/blob` (on a temp dir)
+ * and `/host-llm` (over a fake model registry) routes: random and mutated methods, paths, queries,
+ * headers and bodies. Claims: never an exception, never a 500, every answer a documented row (the
+ * pipeline's table or the route's own codes), and nothing changes (sessions, tool runs, route calls,
+ * audit records, files, the takeover) without the valid token.
  * FUZZ_RUNS raises the number of runs (default 2,000 per property).
  */
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
+import type { AuditRecord } from "../../../src/audit/log.ts";
+import { BLOB_ERRORS, createBlobRoute } from "../../../src/blob/route.ts";
 import { ERRORS } from "../../../src/core/errors.ts";
 import { BridgeServer, type ExtraRoute, type ToolCallRequest } from "../../../src/core/server.ts";
-import { buildRequest, requestArb } from "../../helpers/arbitraries.ts";
+import { createHostLlmRoute } from "../../../src/takeover/route.ts";
+import { Takeover } from "../../../src/takeover/takeover.ts";
+import { buildRequest, requestArb, routeArbs } from "../../helpers/arbitraries.ts";
+import { FakeHost } from "../../helpers/fake-takeover-host.ts";
 
 const TOKEN = "fuzz-token-0123456789abcdefghijklmnopqrstu";
 const BASE = "http://127.0.0.1:9";
@@ -19,20 +29,48 @@ const DOCUMENTED_ERRORS = new Set(Object.values(ERRORS).map(r => `${r.status}|${
 interface Harness {
 	server: BridgeServer;
 	calls: ToolCallRequest[];
+	/** Requests that reached a route handler (the real `/blob` and `/host-llm`). */
 	extra: string[];
+	audits: AuditRecord[];
+	takeoverHost: FakeHost;
+	/** The temp dir holding the blob route's home and cwd. */
+	dir: string;
 	issued: string;
 }
 
+const harnesses: Harness[] = [];
+afterAll(() => {
+	for (const h of harnesses) rmSync(h.dir, { recursive: true, force: true });
+});
+
+/** The route as built, with each request it handles noted first. */
+function noted(route: ExtraRoute, extra: string[]): ExtraRoute {
+	return {
+		methods: route.methods,
+		handle: (req, ctx) => {
+			extra.push(req.method);
+			return route.handle(req, ctx);
+		},
+	};
+}
+
+/** The real pipeline with the real `/blob` (on a temp dir) and `/host-llm` (over a fake host registry). */
 async function harness(): Promise<Harness> {
 	const calls: ToolCallRequest[] = [];
 	const extra: string[] = [];
-	const route: ExtraRoute = {
-		methods: ["GET", "POST"],
-		handle: async req => {
-			extra.push(req.method);
-			return new Response("{}", { headers: { "content-type": "application/json" } });
-		},
-	};
+	const audits: AuditRecord[] = [];
+	const dir = mkdtempSync(join(tmpdir(), "fuzz-routes-"));
+	mkdirSync(join(dir, "home"));
+	mkdirSync(join(dir, "cwd"));
+	writeFileSync(join(dir, "cwd", "seed.txt"), "0123456789");
+	const blob = createBlobRoute({
+		home: () => join(dir, "home"),
+		cwd: () => join(dir, "cwd"),
+		audit: r => audits.push(r),
+		log: () => {},
+	});
+	const takeoverHost = new FakeHost();
+	const hostLlm = createHostLlmRoute(new Takeover(takeoverHost, r => audits.push(r)));
 	const server = new BridgeServer(
 		{
 			version: "0.0.0",
@@ -49,7 +87,7 @@ async function harness(): Promise<Harness> {
 			bindHost: "127.0.0.1",
 			isLoopbackBind: true,
 			allowedOrigins: [],
-			routes: { "/blob": route, "/host-llm": route },
+			routes: { "/blob": noted(blob, extra), "/host-llm": noted(hostLlm, extra) },
 		},
 	);
 	const init = await server.handle(
@@ -59,18 +97,36 @@ async function harness(): Promise<Harness> {
 			body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: {} }),
 		}),
 	);
-	return { server, calls, extra, issued: init.headers.get("mcp-session-id") ?? "" };
+	const h = { server, calls, extra, audits, takeoverHost, dir, issued: init.headers.get("mcp-session-id") ?? "" };
+	harnesses.push(h);
+	return h;
 }
 
-export async function checkAnswer(res: Response): Promise<void> {
-	expect(DOCUMENTED_STATUS.has(res.status)).toBe(true);
+/** Each route's own refusals: `{error, code}` with the code's documented status. */
+const ROUTE_ERRORS: Record<string, Record<string, number>> = {
+	"/blob": BLOB_ERRORS,
+	"/host-llm": { invalid_body: 400, body_too_large: 413, cannot_arm: 409 },
+};
+
+/** Statuses only a route answers with: partial content and the conflicts of its own table. */
+const ROUTE_STATUS: Record<string, number[]> = { "/blob": [206, 409, 416, 503], "/host-llm": [409] };
+
+export async function checkAnswer(res: Response, path = "/"): Promise<void> {
+	const route = ROUTE_ERRORS[path] ? path : null;
+	expect(res.status).not.toBe(500);
+	expect(DOCUMENTED_STATUS.has(res.status) || ROUTE_STATUS[route ?? ""]?.includes(res.status)).toBe(true);
 	const type = res.headers.get("content-type") ?? "";
 	if (type.startsWith("text/event-stream")) {
 		await res.body?.cancel();
 		return;
 	}
+	if (route === "/blob" && (res.status === 200 || res.status === 206) && !type.startsWith("application/json")) {
+		// A download (GET) or a size (HEAD): bytes, not JSON.
+		await res.arrayBuffer();
+		return;
+	}
 	const text = await res.text();
-	if (res.status === 202 || res.status === 204) {
+	if (res.status === 202 || res.status === 204 || (route === "/blob" && text === "")) {
 		expect(text).toBe("");
 		return;
 	}
@@ -80,9 +136,11 @@ export async function checkAnswer(res: Response): Promise<void> {
 	}
 	const body = JSON.parse(text) as { error?: { code: number; message: string } | string; code?: string };
 	if (typeof body.error === "string") {
-		// A non-MCP route refused by the pipeline: `{error, code}` naming the same row.
+		// Refused by the pipeline (a row of the one table) or by the route itself (its own codes).
 		const row = (ERRORS as Record<string, { status: number; message: string }>)[body.code ?? ""];
-		expect(row && `${row.status}|${row.message}`).toBe(`${res.status}|${body.error}`);
+		const own = route ? ROUTE_ERRORS[route]?.[body.code ?? ""] : undefined;
+		if (own !== undefined) expect(own).toBe(res.status);
+		else expect(row && `${row.status}|${row.message}`).toBe(`${res.status}|${body.error}`);
 	} else if (body.error) {
 		expect(DOCUMENTED_ERRORS.has(`${res.status}|${body.error.code}|${body.error.message}`)).toBe(true);
 	} else expect(res.status).toBe(200);
@@ -95,17 +153,36 @@ describe("handle(Request) under hostile input", () => {
 			fc.asyncProperty(requestArb(TOKEN), async s => {
 				const req = buildRequest(s, BASE, h.issued);
 				if (req === null) return;
-				await checkAnswer(await h.server.handle(req));
+				await checkAnswer(await h.server.handle(req), new URL(req.url).pathname);
 			}),
 			{ numRuns: RUNS },
 		);
+	}, 120_000);
+
+	test("the real /blob and /host-llm: never throw, never 500, always a documented row; both do real work", async () => {
+		const h = await harness();
+		await fc.assert(
+			fc.asyncProperty(requestArb(TOKEN, routeArbs), async s => {
+				const req = buildRequest(s, BASE, h.issued);
+				if (req === null) return;
+				await checkAnswer(await h.server.handle(req), new URL(req.url).pathname);
+			}),
+			{ numRuns: RUNS },
+		);
+		// The runs reached past the routes' first checks: files written and read, the switch flipped both ways.
+		const done = (tool: string, extra: (r: AuditRecord) => boolean = () => true) =>
+			h.audits.filter(r => r.tool === tool && r.isError === false && extra(r)).length;
+		expect(done("blob:write")).toBeGreaterThan(0);
+		expect(done("blob:read")).toBeGreaterThan(0);
+		expect(done("host_llm", r => (r.args as { enabled: boolean }).enabled === false)).toBeGreaterThan(0);
+		expect(done("host_llm", r => (r.args as { enabled: boolean }).enabled === true)).toBeGreaterThan(0);
 	}, 120_000);
 
 	test("without the valid token nothing changes: no session, no tool run, no extra route", async () => {
 		const h = await harness();
 		const sessionsBefore = h.server.sessions.size;
 		await fc.assert(
-			fc.asyncProperty(requestArb(TOKEN), async s => {
+			fc.asyncProperty(fc.oneof(requestArb(TOKEN), requestArb(TOKEN, routeArbs)), async s => {
 				const valid =
 					s.auth !== undefined && /^bearer +/i.test(s.auth) && s.auth.replace(/^bearer +/i, "").trim() === TOKEN;
 				if (valid) return;
@@ -120,5 +197,9 @@ describe("handle(Request) under hostile input", () => {
 		expect(h.server.sessions.size).toBe(sessionsBefore);
 		expect(h.calls.length).toBe(0);
 		expect(h.extra.length).toBe(0);
+		expect(h.audits).toEqual([]);
+		expect(readdirSync(join(h.dir, "cwd"))).toEqual(["seed.txt"]);
+		expect(readdirSync(join(h.dir, "home"))).toEqual([]);
+		expect(h.takeoverHost.denyApi).toBe(false);
 	}, 120_000);
 });
