@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { DENY_MESSAGE } from "../../../src/takeover/plan.ts";
 import { type FakeModel, modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
 import { callTool, Host, openSession, type RpcFrame } from "../../helpers/host.ts";
+import { waitUntil } from "../../helpers/procs.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "..", "fixtures");
 const PROBE = join(FIXTURES, "takeover-probe-ext.ts");
@@ -78,14 +79,19 @@ async function hostLlm(
 	return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
+/** Runs `/takeover-probe` with a fresh nonce and returns its report; throws when no report carries the nonce. */
 async function probe(h: Host): Promise<Record<string, unknown>> {
-	const count = () => h.stderr.split("TAKEOVER_PROBE ").length;
-	const before = count();
-	await h.command("/takeover-probe");
-	const deadline = Date.now() + 5000;
-	while (count() === before && Date.now() < deadline) await Bun.sleep(20);
-	const line = h.stderr.split("\n").findLast(l => l.startsWith("TAKEOVER_PROBE ")) ?? "";
-	return JSON.parse(line.slice("TAKEOVER_PROBE ".length));
+	const nonce = crypto.randomUUID();
+	const prefix = `TAKEOVER_PROBE ${nonce} `;
+	// Only whole lines: the report may arrive on stderr in pieces.
+	const line = () =>
+		h.stderr
+			.split("\n")
+			.slice(0, -1)
+			.find(l => l.startsWith(prefix));
+	await h.command(`/takeover-probe ${nonce}`);
+	await waitUntil(`the takeover probe's report ${nonce} on stderr`, () => line() !== undefined, 10_000);
+	return JSON.parse(line()?.slice(prefix.length) ?? "");
 }
 
 const auditRecords = (h: Host) =>
