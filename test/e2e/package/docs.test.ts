@@ -188,20 +188,34 @@ describe("docs: the headless host commands", () => {
 				for (let i = 0; i < 600 && !/^ {2}URL: /m.test(out) && proc.exitCode === null; i++) await Bun.sleep(100);
 				const url = out.match(/^ {2}URL: +(\S+)/m)?.[1];
 				expect(url, `${line}\n${out}`).toBeDefined();
-				const [, probeOut] = await bash((probe as string).replace("http://127.0.0.1:8765/", url as string), {
-					cwd: ROOT,
-					env,
-				});
-				expect(probeOut).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> /m);
+				const [probeCode, probeOut, probeErr] = await bash(
+					(probe as string).replace("http://127.0.0.1:8765/", url as string),
+					{ cwd: ROOT, env },
+				);
 				// Bare, as the quick start gives it: the URL comes from the runtime file.
-				const [bareCode, bareOut] = await bash("npm run probe", { cwd: ROOT, env });
+				const [bareCode, bareOut, bareErr] = await bash("npm run probe", { cwd: ROOT, env });
 				expect(bareOut).toContain(`probe: ${url} (from ${join(home, ".omp", "agent", "a2a-bridge.runtime.json")})`);
-				expect(bareOut).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> /m);
-				if (!line.includes("always-ask")) expect(bareCode).toBe(0);
+				// The probe's verdict is its exit code: 0 only when the echo came back. The line that makes omp
+				// ask for every tool while the headless host denies must get the refusal, visibly.
+				const report = `${line}\nprobe exit ${probeCode}\n${probeOut}${probeErr}\nbare probe exit ${bareCode}\n${bareOut}${bareErr}\nhost:\n${out}`;
+				const denies = /--approvals deny .*--approval-mode always-ask/.test(line);
+				for (const [code, text] of [
+					[probeCode, probeOut],
+					[bareCode, bareOut],
+				] as const) {
+					if (denies) {
+						expect(code, report).toBe(1);
+						expect(text, report).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> error: Tool call denied/m);
+					} else {
+						expect(code, report).toBe(0);
+						expect(text, report).toMatch(/^probe: tools\/call bash "echo (a2a-probe-\d+)" -> \1$/m);
+					}
+				}
 				process.kill(-proc.pid, "SIGINT");
 				// npm exits 130 when the SIGINT reaches it too; the host script's verdict is its last line.
 				expect([0, 130]).toContain(await proc.exited);
 				await reading;
+				if (denies) expect(out).toMatch(/^approval: bash .* -> Deny \(--approvals deny\)$/m);
 				expect(out).toMatch(/omp shut down \(exit 0\); port \d+ released; no process left/);
 				if (line.includes("--cwd ~/project")) expect(out).toContain(`serving ${join(home, "project")}`);
 			} finally {
