@@ -340,7 +340,8 @@ describe("dispatch", () => {
 
 	test("every listed inputSchema is valid JSON Schema 2020-12 (ajv, strict) and compiles to a working validator", async () => {
 		const res = await rpcPost(host, { jsonrpc: "2.0", id: 3, method: "tools/list" }, { "mcp-session-id": sid });
-		const tools = ((await res.json()) as { result: { tools: Array<{ name: string; inputSchema: object }> } }).result.tools;
+		const tools = ((await res.json()) as { result: { tools: Array<{ name: string; inputSchema: object }> } }).result
+			.tools;
 		expect(tools.length).toBeGreaterThan(5);
 		const ajv = new Ajv2020({ strict: true, allErrors: true });
 		const problems: string[] = [];
