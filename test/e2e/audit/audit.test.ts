@@ -77,6 +77,14 @@ describe("audit log of a real host", () => {
 			await res.text();
 		}
 		expect(readFileSync(host.auditPath, "utf8")).toBe(before);
+		// The same call with the token is audited: the log was live all along.
+		const nonce = crypto.randomUUID();
+		await callTool(host, sid, "bash", { command: `echo ${nonce}` });
+		expect(
+			readLog(host.auditPath)
+				.filter(x => x.args.includes(nonce))
+				.map(x => x.phase),
+		).toEqual(["start", "done"]);
 	}, 30_000);
 });
 

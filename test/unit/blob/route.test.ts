@@ -106,7 +106,14 @@ describe("createBlobRoute (handle without a socket)", () => {
 			expect(await res.json()).toMatchObject({ code: "empty_body" });
 		}
 		expect(existsSync(join(dir, "cwd", "empty"))).toBe(false);
-		expect(audits.every(a => a.isError && (a.args as { bytes: number }).bytes === 0)).toBe(true);
+		// One refusal record per request, each with 0 bytes moved.
+		expect(audits.map(a => ({ tool: a.tool, isError: a.isError, args: a.args }))).toEqual(
+			Array(3).fill({
+				tool: "blob:write",
+				isError: true,
+				args: { path: join(dir, "cwd", "empty", "x"), offset: null, bytes: 0 },
+			}),
+		);
 	});
 
 	test("a second upload to a path in flight -> 409 upload_in_progress; the lock is released after", async () => {
