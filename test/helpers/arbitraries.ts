@@ -66,7 +66,7 @@ const messageArb = fc.oneof(
 	fc.anything(),
 );
 // `/host-llm` bodies: the toggle and near misses (fuzzed only where the takeover is a fake).
-export const toggleBodyArb = fc.oneof(
+const toggleBodyArb = fc.oneof(
 	fc.record({ enabled: fc.oneof(fc.boolean(), fc.anything()) }).map(b => JSON.stringify(b)),
 	fc.constantFrom('{"enabled":false}', '{"enabled":true}', "[]", "null", `{"enabled":${"1".repeat(2000)}}`),
 );

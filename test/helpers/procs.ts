@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Pids whose command line contains `needle` (processes that vanish mid-scan are skipped). */
-export function pidsWith(needle: string): number[] {
+function pidsWith(needle: string): number[] {
 	const pids: number[] = [];
 	for (const entry of readdirSync("/proc")) {
 		if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
