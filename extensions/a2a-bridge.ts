@@ -15,9 +15,11 @@ import { publishRuntime } from "../src/config/runtime.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
 import { a2aCommand } from "../src/host/a2a-command.ts";
+import { liveApprovals } from "../src/host/approvals-live.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { announcement } from "../src/host/commands.ts";
 import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
+import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
 import { createHostLlmRoute } from "../src/takeover/route.ts";
 import { Takeover } from "../src/takeover/takeover.ts";
@@ -29,12 +31,15 @@ interface Running {
 	configPath: string;
 	config: BridgeConfig;
 	audit: AuditLog;
+	approvals(): string[];
 }
 
 interface ProcessState {
 	endpoint: Endpoint<Running>;
 	/** Created on first use; outlives endpoint restarts, since the layers it arms belong to the process. */
 	takeover?: Takeover;
+	/** Remote calls by tool call id, for the approval-prompt label (one listener per process). */
+	remote?: RemoteCalls;
 }
 
 const STATE_KEY = Symbol.for("pi-a2a-ext.process-state");
@@ -42,6 +47,11 @@ const state: ProcessState = ((globalThis as Record<symbol, unknown>)[STATE_KEY] 
 	endpoint: new Endpoint<Running>(),
 };
 (globalThis as Record<symbol, unknown>)[STATE_KEY] = state;
+
+function remoteCalls(): RemoteCalls {
+	state.remote ??= new RemoteCalls();
+	return state.remote;
+}
 
 function processTakeover(): Takeover {
 	state.takeover ??= new Takeover(takeoverHost(), record => state.endpoint.running?.audit.write(record));
@@ -59,7 +69,11 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
 	let server: BridgeServer | undefined;
-	const audit = createAuditLog({ path: defaultAuditPath(), log: logLine, token: () => server?.token ?? config.token });
+	const audit = createAuditLog({
+		path: defaultAuditPath(),
+		log: logLine,
+		token: () => server?.secrets ?? config.token,
+	});
 	const bridge = new HostBridge(hostAccess(pi));
 	// Extra authenticated routes (contract §3); each feature module plugs in one entry here.
 	const routes: Record<string, ExtraRoute> = {};
@@ -69,18 +83,20 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		cwd: mainCwd,
 		audit: record => audit.write(record),
 		log: logLine,
+		mode: () => config.blob,
 	});
 	server = new BridgeServer(
 		{
 			version: pkg.version,
 			instructions: `Tools of the omp host in ${ctx.cwd}, run in its Main session through the host's own approval gate.`,
 			listTools: () => bridge.listTools(),
-			callTool: req => bridge.callTool(req),
+			callTool: req => remoteCalls().track(req, () => bridge.callTool(req)),
 			audit: audit.calls,
 			log: logLine,
 		},
 		{
 			token: config.token,
+			tokens: config.tokens,
 			bindHost: config.host,
 			isLoopbackBind: isLoopbackHost(config.host),
 			allowedOrigins: config.allowed_origins,
@@ -113,7 +129,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			await audit.flush();
 		},
 	};
-	return { binding, server, url, configPath, config, audit };
+	return { binding, server, url, configPath, config, audit, approvals: () => liveApprovals(config.blob) };
 }
 
 async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
@@ -121,7 +137,10 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 	const already = state.endpoint.running;
 	try {
 		const r = await state.endpoint.start(() => open(pi, ctx));
-		if (r && r !== already) ctx.ui.notify(announcement(r.url, r.server.token), "info");
+		if (r && r !== already) {
+			ctx.ui.notify(announcement(r.url, r.server.token), "info");
+			ctx.ui.notify(`A2A bridge approval picture (what a remote call meets):\n${r.approvals().join("\n")}`, "info");
+		}
 	} catch (err) {
 		const msg = `A2A bridge not started: ${err instanceof Error ? err.message : String(err)}`;
 		logLine(msg);
@@ -140,6 +159,8 @@ function armForMain(ctx: ExtensionContext): void {
 }
 
 export default function a2aBridge(pi: ExtensionAPI): void {
+	// Each binding's runner emits its own approval events; the label is looked up by tool call id.
+	remoteCalls().listen(pi);
 	pi.on("session_start", async (_event, ctx) => {
 		await startForMain(pi, ctx);
 		armForMain(ctx);
@@ -149,7 +170,7 @@ export default function a2aBridge(pi: ExtensionAPI): void {
 		if (isMainBinding(ctx) || liveMain() === null) await state.endpoint.stop();
 	});
 	pi.registerCommand("a2a", {
-		description: "A2A bridge: status, rotate, token, mcp-json",
+		description: "A2A bridge: status, tokens, token add|revoke NAME, rotate [NAME], mcp-json [NAME]",
 		handler: (args, ctx) => a2aCommand(state.endpoint.running, () => processTakeover().label(), args, ctx),
 	});
 }

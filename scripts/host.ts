@@ -8,14 +8,15 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defaultConfigPath } from "../src/config/config.ts";
-import { parseHostArgs, USAGE } from "../src/headless/args.ts";
+import { type HostArgs, parseHostArgs, USAGE } from "../src/headless/args.ts";
 import { type Omp, say, send, startOmp, stop, warn } from "../src/headless/child.ts";
-import { Approver } from "../src/headless/cli.ts";
+import { Approver, describeAnswerer } from "../src/headless/cli.ts";
 import {
 	isBridgeFailure,
 	isMcpEntry,
 	isNoModelFailure,
 	parseAnnouncement,
+	parseApprovalPicture,
 	promptFrame,
 } from "../src/headless/frames.ts";
 
@@ -54,6 +55,11 @@ function boot(omp: Omp): Promise<Boot> {
 				return true;
 			}
 			if (isBridgeFailure(message)) finish({ kind: "failed", message });
+			const picture = parseApprovalPicture(message);
+			if (picture) {
+				omp.picture = picture;
+				return true;
+			}
 			const a = parseAnnouncement(message);
 			if (a && !announced) {
 				announced = a;
@@ -81,12 +87,17 @@ function ompVersion(): string {
 	}
 }
 
-function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: string): void {
+function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: string, args: HostArgs): void {
 	say("");
 	say(`a2a host: serving ${cwd}`);
 	say(`  URL:     ${b.url}`);
 	say(`  token:   ${b.tokenPrefix} (full token in ${defaultConfigPath()})`);
 	say(`  omp pid: ${omp.proc.pid}`);
+	say("  what a remote call meets (the host's own approval settings):");
+	for (const line of omp.picture ?? ["approvals: the bridge did not report the host's approval settings"]) {
+		say(`    ${line}`);
+	}
+	say(`    ${describeAnswerer(args.approvals, args.approvalTimeoutMs)}`);
 	if (b.entry) {
 		say("  mcpServers entry (for ~/.omp/agent/mcp.json; other clients: see README):");
 		say(b.entry);
@@ -157,7 +168,7 @@ async function main(): Promise<number> {
 	omp.onNotify = undefined;
 	omp.relayStderr = true;
 	if (omp.stderr) process.stderr.write(omp.stderr);
-	printServing(b, omp, cwd);
+	printServing(b, omp, cwd, args);
 	const code = await omp.proc.exited;
 	if (stopping) return stopping;
 	warn(`a2a host: omp exited unexpectedly with code ${code ?? omp.proc.signalCode}`);

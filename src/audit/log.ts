@@ -22,6 +22,9 @@ export function defaultAuditPath(env: Record<string, string | undefined> = proce
 export interface AuditRecord {
 	id: string;
 	sid: string | null;
+	/** The name of the caller's token (`owner` or a named token), when a caller asked. */
+	token?: string;
+	client?: string | null;
 	phase: "start" | "done";
 	tool: string;
 	args: unknown;
@@ -33,8 +36,8 @@ export interface AuditRecord {
 export interface AuditOptions {
 	path: string;
 	log: (line: string) => void;
-	/** The live token, scrubbed from every line as a last line of defence. */
-	token?: () => string;
+	/** The live token(s), scrubbed from every line as a last line of defence. */
+	token?: () => string | readonly string[];
 	maxBytes?: number;
 	now?: () => Date;
 }
@@ -99,11 +102,14 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 	};
 
 	const write = (record: AuditRecord): void => {
-		const { id, sid, phase, tool, isError, args, ...rest } = record;
-		const ordered = { ts: now().toISOString(), id, sid, phase, tool, isError, args: redactArgs(args), ...rest };
+		const { id, sid, token: name, client, phase, tool, isError, args, ...rest } = record;
+		// The caller's token name and client name sit next to `sid` (contract §14); absent when unknown.
+		const who = caller({ token: name, client });
+		const ordered = { ts: now().toISOString(), id, sid, ...who, phase, tool, isError, args: redactArgs(args), ...rest };
 		let line = `${JSON.stringify(ordered)}\n`;
-		const token = opts.token?.();
-		if (token) line = line.split(token).join("<token>");
+		const live = opts.token?.() ?? [];
+		for (const secret of typeof live === "string" ? [live] : live)
+			if (secret) line = line.split(secret).join("<token>");
 		try {
 			append(line);
 		} catch (err) {

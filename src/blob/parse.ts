@@ -16,6 +16,7 @@ export const BLOB_ERRORS = {
 	is_directory: 400,
 	not_a_file: 400,
 	client_disconnected: 400,
+	forbidden: 403,
 	not_found: 404,
 	offset_mismatch: 409,
 	upload_in_progress: 409,
@@ -59,6 +60,17 @@ export function parseBlobQuery(params: URLSearchParams, method: string): Parsed<
 		return fail("bad_offset", `offset must be one non-negative decimal integer, got '${offsets.join("', '")}'`);
 	}
 	return { ok: true, value: { path, offset: Number(raw) } };
+}
+
+/** What `/blob` serves (config `blob`, contract §14): a switch on the route's own methods, not a judgement of paths. */
+export type BlobMode = "write" | "read" | "off";
+
+/** Why `method` is refused under `mode`, or null when it is served. */
+export function blobRefusal(mode: BlobMode, method: string): string | null {
+	if (mode === "off") return `/blob is off on this host (config "blob": "off")`;
+	if (mode === "read" && method === "POST")
+		return `/blob is read-only on this host (config "blob": "read"): uploads are refused`;
+	return null;
 }
 
 /** Lexical resolution (no realpath): `~` and `~/x` under home, relative paths under cwd. */

@@ -10,7 +10,15 @@ import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute } from "../core/types.ts";
 import type { Ctx, Note, Refuse } from "./context.ts";
 import { download } from "./download.ts";
-import { BLOB_METHODS, blobError, MAX_UPLOADS_IN_FLIGHT, parseBlobQuery, resolveBlobPath } from "./parse.ts";
+import {
+	BLOB_METHODS,
+	type BlobMode,
+	blobError,
+	blobRefusal,
+	MAX_UPLOADS_IN_FLIGHT,
+	parseBlobQuery,
+	resolveBlobPath,
+} from "./parse.ts";
 import { EMPTY_BODY, upload } from "./upload.ts";
 
 export interface BlobDeps {
@@ -19,6 +27,8 @@ export interface BlobDeps {
 	cwd(): string;
 	audit(record: AuditRecord): void;
 	log(line: string): void;
+	/** The config's `blob` switch (default "write"). */
+	mode?: () => BlobMode;
 }
 
 /** The `/blob` route: upload (POST), download (GET) and size (HEAD), per contract §7. */
@@ -27,12 +37,21 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 
 	return {
 		methods: BLOB_METHODS,
-		handle: async (req, { sid }) => {
+		handle: async (req, { sid, token, client }) => {
 			const tool = req.method === "POST" ? "blob:write" : "blob:read";
+			const who = { sid, token, ...(client ? { client } : {}) };
 			const note: Note = (path, offset, bytes, error) => {
 				const isError = error !== undefined;
 				const args = { path, offset, bytes };
-				deps.audit({ id: crypto.randomUUID(), sid, phase: "done", tool, isError, args, ...(isError ? { error } : {}) });
+				deps.audit({
+					id: crypto.randomUUID(),
+					...who,
+					phase: "done",
+					tool,
+					isError,
+					args,
+					...(isError ? { error } : {}),
+				});
 			};
 			const refuse: Refuse = (path, offset, code, message, h) => {
 				note(path, offset, 0, message);
@@ -40,6 +59,8 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 			};
 			const ctx: Ctx = { note, refuse, log: deps.log };
 			const params = requestTarget(req.url).searchParams;
+			const forbidden = blobRefusal(deps.mode?.() ?? "write", req.method);
+			if (forbidden !== null) return refuse(params.get("path"), null, "forbidden", forbidden);
 			const query = parseBlobQuery(params, req.method);
 			if (!query.ok) return refuse(params.get("path"), null, query.code, query.message);
 			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });

@@ -48,6 +48,77 @@ export function checkAuth(header: string | null, expected: string): AuthResult {
 	return tokensEqual(parsed.token, expected) ? { ok: true } : { ok: false, kind: "invalid_token" };
 }
 
+/** Who presented a token: its name (`owner` or a named token's) and the digest sessions are bound to. */
+export interface Identity {
+	name: string;
+	fingerprint: string;
+}
+
+/**
+ * Every live token, looked up by the base64 SHA-256 of the presented value. A Map keyed by digest
+ * costs the same for 1 or 256 tokens, and its timing leaks nothing useful: the caller controls the
+ * preimage, not the digest, so learning how a digest compares to a stored one needs a preimage.
+ */
+export class TokenSet {
+	readonly #nameByDigest = new Map<string, string>();
+	readonly #byName = new Map<string, { token: string; fingerprint: string }>();
+
+	constructor(tokens: ReadonlyArray<{ name: string; token: string }>) {
+		for (const t of tokens) this.set(t.name, t.token);
+	}
+
+	static digest(token: string): string {
+		return Bun.SHA256.hash(token, "base64");
+	}
+
+	identify(presented: string): Identity | null {
+		const fingerprint = TokenSet.digest(presented);
+		const name = this.#nameByDigest.get(fingerprint);
+		return name === undefined ? null : { name, fingerprint };
+	}
+
+	/** Adds `name`, or gives it a new secret (the old one stops working at once). */
+	set(name: string, token: string): void {
+		this.remove(name);
+		const fingerprint = TokenSet.digest(token);
+		this.#byName.set(name, { token, fingerprint });
+		this.#nameByDigest.set(fingerprint, name);
+	}
+
+	remove(name: string): boolean {
+		const old = this.#byName.get(name);
+		if (!old) return false;
+		this.#byName.delete(name);
+		this.#nameByDigest.delete(old.fingerprint);
+		return true;
+	}
+
+	secret(name: string): string | undefined {
+		return this.#byName.get(name)?.token;
+	}
+
+	fingerprint(name: string): string | undefined {
+		return this.#byName.get(name)?.fingerprint;
+	}
+
+	names(): string[] {
+		return [...this.#byName.keys()];
+	}
+
+	secrets(): string[] {
+		return [...this.#byName.values()].map(v => v.token);
+	}
+}
+
+export type AuthOutcome = { ok: true; who: Identity } | { ok: false; kind: "unauthorized" | "invalid_token" };
+
+export function authenticate(header: string | null, tokens: TokenSet): AuthOutcome {
+	const parsed = parseBearer(header);
+	if (parsed.kind !== "bearer" || parsed.token === "") return { ok: false, kind: "unauthorized" };
+	const who = tokens.identify(parsed.token);
+	return who === null ? { ok: false, kind: "invalid_token" } : { ok: true, who };
+}
+
 export type HostOriginResult = { ok: true } | { ok: false; kind: "forbidden_host" | "forbidden_origin" };
 
 const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);

@@ -7,6 +7,10 @@
 import { randomBytes } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { type BlobMode, type NamedToken, tokenProblem, validateBlobMode, validateTokens } from "./tokens.ts";
+
+export type { BlobMode, NamedToken } from "./tokens.ts";
+export { MIN_TOKEN_CHARS, OWNER } from "./tokens.ts";
 
 export type HostLlm = "allow" | "deny";
 
@@ -16,6 +20,10 @@ export interface BridgeConfig {
 	host: string;
 	host_llm: HostLlm;
 	allowed_origins: string[];
+	/** Named tokens beside the owner's (contract §14): identities, each with the host's full reach. */
+	tokens: NamedToken[];
+	/** What `/blob` serves: both ways, downloads only, or nothing. */
+	blob: BlobMode;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -28,7 +36,6 @@ export interface LoadedConfig {
 }
 
 export const CONFIG_DEFAULTS = { port: 0, host: "127.0.0.1", host_llm: "allow" as HostLlm };
-const MIN_TOKEN_CHARS = 32;
 
 export function defaultConfigPath(env: Record<string, string | undefined> = process.env): string {
 	const fromEnv = env.A2A_BRIDGE_CONFIG;
@@ -85,10 +92,8 @@ export function validateConfig(
 	}
 	let token: string | undefined;
 	if (typeof obj.token === "string") {
-		if (obj.token.length < MIN_TOKEN_CHARS)
-			return fail(file, "token", `must be at least ${MIN_TOKEN_CHARS} characters`);
-		if (/\s/.test(obj.token)) return fail(file, "token", "must not contain whitespace");
-		if (!/^[\x21-\x7e]+$/.test(obj.token)) return fail(file, "token", "must be printable ASCII");
+		const why = tokenProblem(obj.token);
+		if (why !== null) return fail(file, "token", why);
 		token = obj.token;
 	}
 	const host = field("host", CONFIG_DEFAULTS.host);
@@ -103,5 +108,12 @@ export function validateConfig(
 		if (norm === null) return fail(file, `allowed_origins[${i}]`, "must be an origin like http://host:port");
 		allowed.push(norm);
 	}
-	return { ok: true, value: { port, token, host, host_llm: hostLlm, allowed_origins: allowed } };
+	const tokens = validateTokens(field("tokens", undefined), token);
+	if (!tokens.ok) return fail(file, tokens.field, tokens.rule);
+	const blob = validateBlobMode(field("blob", undefined));
+	if (!blob.ok) return fail(file, blob.field, blob.rule);
+	return {
+		ok: true,
+		value: { port, token, host, host_llm: hostLlm, allowed_origins: allowed, tokens: tokens.value, blob: blob.value },
+	};
 }

@@ -1,6 +1,6 @@
 /**
- * The config file on disk: load (creating it, or writing a generated token back, when needed), rotate
- * the token. Invariants: created at mode 0600 and replaced atomically (temp file + rename); unknown
+ * The config file on disk: load (creating it, or writing a generated token back, when needed), rotate,
+ * add and revoke tokens. Invariants: created at mode 0600 and replaced atomically (temp file + rename); unknown
  * fields survive every rewrite; a file that fails validation is never rewritten.
  */
 import { randomBytes } from "node:crypto";
@@ -14,6 +14,7 @@ import {
 	type LoadedConfig,
 	validateConfig,
 } from "./config.ts";
+import { MAX_NAMED_TOKENS, nameProblem, OWNER } from "./tokens.ts";
 
 /** Writes `data` to `path` at mode 0600 via a temp file and rename, so readers never see half a file. */
 export function writeFileAtomic0600(path: string, data: string): void {
@@ -80,29 +81,83 @@ export function loadConfig(path: string): LoadedConfig {
 	return { path, config: { ...checked.value, token }, warnings };
 }
 
-/**
- * Replaces the token on disk, keeping every other field, and returns it. A missing file is
- * recreated from `current`; a file that no longer parses is left alone and the rotation refused.
- */
-export function rotateToken(path: string, current: BridgeConfig): string {
-	let raw: Record<string, unknown>;
+/** The file's current object, or one rebuilt from `current` when the file is gone; refuses a broken file. */
+function readRaw(path: string, current: BridgeConfig): Record<string, unknown> {
 	if (!existsSync(path)) {
-		const { allowed_origins, ...rest } = current;
-		raw = allowed_origins.length > 0 ? { ...rest, allowed_origins } : { ...rest };
-	} else {
-		let parsed: unknown;
-		try {
-			parsed = JSON.parse(readFileSync(path, "utf8"));
-		} catch (err) {
-			const cause = (err as NodeJS.ErrnoException).code ?? "not valid JSON";
-			throw new Error(`${path}: cannot read (${cause})`);
-		}
-		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-			throw new Error(`${path}: must hold a JSON object`);
-		}
-		raw = parsed as Record<string, unknown>;
+		const { allowed_origins, tokens, blob, ...rest } = current;
+		return {
+			...rest,
+			...(allowed_origins.length > 0 ? { allowed_origins } : {}),
+			...(tokens.length > 0 ? { tokens } : {}),
+			...(blob !== "write" ? { blob } : {}),
+		};
 	}
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(readFileSync(path, "utf8"));
+	} catch (err) {
+		const cause = (err as NodeJS.ErrnoException).code ?? "not valid JSON";
+		throw new Error(`${path}: cannot read (${cause})`);
+	}
+	if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+		throw new Error(`${path}: must hold a JSON object`);
+	}
+	return parsed as Record<string, unknown>;
+}
+
+/** The file's `tokens` entries as they are (unknown entries kept), refusing a `tokens` that is not an array. */
+function rawTokens(path: string, raw: Record<string, unknown>): unknown[] {
+	if (raw.tokens === undefined) return [];
+	if (!Array.isArray(raw.tokens)) throw new Error(`${path}: field 'tokens' must be an array of {name, token} objects`);
+	return raw.tokens;
+}
+
+const entryName = (e: unknown): unknown =>
+	typeof e === "object" && e !== null ? (e as { name?: unknown }).name : null;
+
+/**
+ * Replaces a token on disk, keeping every other field, and returns it: the owner's (top-level
+ * `token`) or the named one's. A missing file is recreated from `current`; a file that no longer
+ * parses is left alone and the rotation refused.
+ */
+export function rotateToken(path: string, current: BridgeConfig, name: string = OWNER): string {
+	const raw = readRaw(path, current);
 	const token = generateToken();
-	writeFileAtomic0600(path, serialize({ ...raw, token }));
+	if (name === OWNER) {
+		writeFileAtomic0600(path, serialize({ ...raw, token }));
+		return token;
+	}
+	const entries = rawTokens(path, raw);
+	const known = current.tokens.some(t => t.name === name) || entries.some(e => entryName(e) === name);
+	if (!known) throw new Error(`no token named '${name}'`);
+	const rest = entries.filter(e => entryName(e) !== name);
+	writeFileAtomic0600(path, serialize({ ...raw, tokens: [...rest, { name, token }] }));
 	return token;
+}
+
+/** Adds a named token on disk (0600, atomic) and returns its secret; the caller makes it live afterwards. */
+export function addToken(path: string, current: BridgeConfig, name: string): string {
+	const why = nameProblem(name);
+	if (why !== null) throw new Error(`token name '${name}' ${why}`);
+	const raw = readRaw(path, current);
+	const entries = rawTokens(path, raw);
+	if (current.tokens.some(t => t.name === name) || entries.some(e => entryName(e) === name)) {
+		throw new Error(`a token named '${name}' exists already (use /a2a rotate ${name} for a new secret)`);
+	}
+	if (entries.length >= MAX_NAMED_TOKENS) throw new Error(`at most ${MAX_NAMED_TOKENS} named tokens`);
+	const token = generateToken();
+	writeFileAtomic0600(path, serialize({ ...raw, tokens: [...entries, { name, token }] }));
+	return token;
+}
+
+/** Removes a named token from disk; refuses a name neither live nor on disk. */
+export function revokeToken(path: string, current: BridgeConfig, name: string): void {
+	if (name === OWNER) throw new Error(`the owner token cannot be revoked (use /a2a rotate to replace it)`);
+	const raw = readRaw(path, current);
+	const entries = rawTokens(path, raw);
+	const rest = entries.filter(e => entryName(e) !== name);
+	if (rest.length === entries.length && !current.tokens.some(t => t.name === name)) {
+		throw new Error(`no token named '${name}'`);
+	}
+	writeFileAtomic0600(path, serialize({ ...raw, tokens: rest }));
 }

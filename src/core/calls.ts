@@ -49,6 +49,11 @@ export class CallTable {
 		for (const call of this.inFlight.values()) if (call.sid === sid) abort(call);
 	}
 
+	/** Cancels every call made with the token `name` (revoked or rotated). */
+	cancelToken(name: string): void {
+		for (const call of this.inFlight.values()) if (call.token === name) abort(call);
+	}
+
 	cancelAll(): void {
 		for (const call of this.inFlight.values()) abort(call);
 	}
@@ -72,6 +77,8 @@ export class CallTable {
 		const call: InFlightCall = {
 			id: callId,
 			sid: caller.sid,
+			token: caller.token,
+			client: caller.client,
 			tool: name,
 			startedAt: this.#now(),
 			controller: new AbortController(),
@@ -107,14 +114,7 @@ export class CallTable {
 		caller: CallerInfo,
 		closed: AbortSignal | undefined,
 	): Promise<ToolCallOutcome | null> {
-		const record = {
-			id: call.id,
-			sid: call.sid,
-			tool: call.tool,
-			args,
-			// The token's name joins the record with named tokens (contract §14); the client's name is known now.
-			...(caller.client !== null ? { client: caller.client } : {}),
-		};
+		const record = { id: call.id, sid: call.sid, token: caller.token, client: caller.client, tool: call.tool, args };
 		const onClose = () => abort(call);
 		if (closed?.aborted) abort(call);
 		closed?.addEventListener("abort", onClose, { once: true });
@@ -128,6 +128,7 @@ export class CallTable {
 					args,
 					signal: call.controller.signal,
 					sid: call.sid,
+					caller,
 					...(sse
 						? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() }
 						: {}),

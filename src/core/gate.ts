@@ -2,7 +2,8 @@
  * The HTTP guards of contract §4 that run before any route: the route table, Host/Origin, the
  * method and the Bearer token. Each returns a Response to answer with, or nothing to go on.
  */
-import { checkAuth, checkHostOrigin, type HostOriginResult, tokenFingerprint } from "../config/auth.ts";
+import { authenticate, checkHostOrigin, type HostOriginResult, type Identity, TokenSet } from "../config/auth.ts";
+import { OWNER } from "../config/tokens.ts";
 import { type ErrorKind, REALM, routeError, rpcError } from "./errors.ts";
 import type { ServerOptions } from "./types.ts";
 
@@ -19,8 +20,8 @@ export const refuse = (route: Route, kind: ErrorKind, headers: Record<string, st
 	route === "mcp" ? rpcError(kind, null, headers) : routeError(kind, headers);
 
 export class Gate {
-	#token: string;
-	#fingerprint: string;
+	/** Every live token by name; the owner's is `owner`. */
+	readonly tokens: TokenSet;
 	#unauthorized = 0;
 	#hostMemo: { host: string | null; origin: string | null; result: HostOriginResult } | null = null;
 	readonly #opts: ServerOptions;
@@ -29,22 +30,12 @@ export class Gate {
 	constructor(opts: ServerOptions, log: (line: string) => void) {
 		this.#opts = opts;
 		this.#log = log;
-		this.#token = opts.token;
-		this.#fingerprint = tokenFingerprint(opts.token);
+		this.tokens = new TokenSet([{ name: OWNER, token: opts.token }, ...(opts.tokens ?? [])]);
 	}
 
+	/** The owner token. */
 	get token(): string {
-		return this.#token;
-	}
-
-	/** Sessions are bound to this digest of the token that opened them. */
-	get fingerprint(): string {
-		return this.#fingerprint;
-	}
-
-	setToken(token: string): void {
-		this.#token = token;
-		this.#fingerprint = tokenFingerprint(token);
+		return this.tokens.secret(OWNER) ?? "";
 	}
 
 	route(path: string): Route | null {
@@ -75,9 +66,10 @@ export class Gate {
 			: refuse(route, "method_not_allowed", { allow: allowed.join(", ") });
 	}
 
-	auth(req: Request, route: Route): Guard {
-		const r = checkAuth(req.headers.get("authorization"), this.#token);
-		if (r.ok) return undefined;
+	/** The caller's token name and digest, or the 401 to answer with. */
+	auth(req: Request, route: Route): Identity | Response {
+		const r = authenticate(req.headers.get("authorization"), this.tokens);
+		if (r.ok) return r.who;
 		this.#unauthorized++;
 		if (this.#unauthorized === 1 || this.#unauthorized % UNAUTHORIZED_LOG_EVERY === 0) {
 			this.#log(`a2a-bridge: ${this.#unauthorized} unauthorized request(s) refused so far`);

@@ -2,8 +2,10 @@
  * The 2025 eras of MCP on the endpoint (contract §5–§6): `initialize` hands out a session, every
  * other message needs one bound to the caller's token, and `notifications/cancelled` cancels.
  */
+import type { Identity } from "../config/auth.ts";
 import { readBodyLimited } from "./body.ts";
 import type { CallTable } from "./calls.ts";
+import { clientName } from "./client-name.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 import type { Session, SessionTable } from "./sessions.ts";
@@ -12,16 +14,11 @@ import type { McpTool } from "./types.ts";
 export const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
 const LATEST_VERSION = "2025-11-25";
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** The name of the config's top-level token, the only one until named tokens (contract §14). */
-export const OWNER = "owner";
-
 const accept = (req: Request): string | null => req.headers.get("accept");
 
 export interface LegacyDeps {
 	sessions: SessionTable;
 	calls: CallTable;
-	/** The digest of the live token; sessions are bound to it. */
-	fingerprint(): string;
 	serverInfo: { name: string; version: string };
 	instructions: string;
 	listTools(): readonly McpTool[];
@@ -35,10 +32,13 @@ export class LegacyMcp {
 		this.#d = deps;
 	}
 
-	/** The version header was checked by the caller (server.ts routes each request to its era). */
-	async handle(req: Request): Promise<Response> {
+	/**
+	 * The version header was checked by the caller (server.ts routes each request to its era). `who` is
+	 * the caller's token: sessions are bound to its digest and labelled with its name.
+	 */
+	async handle(req: Request, who: Identity): Promise<Response> {
 		if (req.method === "DELETE") {
-			const s = this.#guardSession(req);
+			const s = this.#guardSession(req, who);
 			if (s instanceof Response) return s;
 			this.#d.sessions.delete(s.sid);
 			return new Response(null, { status: 204 });
@@ -50,8 +50,8 @@ export class LegacyMcp {
 		const env = parseEnvelope(json.value);
 		if (!env.ok) return rpcError("invalid_request", env.id);
 		const msg = env.value;
-		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params);
-		const session = this.#guardSession(req, msg.kind === "request" ? msg.id : null);
+		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params, who);
+		const session = this.#guardSession(req, who, msg.kind === "request" ? msg.id : null);
 		if (session instanceof Response) return session;
 		if (msg.kind !== "request") {
 			this.#notification(msg, session);
@@ -60,18 +60,19 @@ export class LegacyMcp {
 		return this.#dispatch(msg, session, req);
 	}
 
-	#guardSession(req: Request, id: RpcId | null = null): Session | Response {
+	#guardSession(req: Request, who: Identity, id: RpcId | null = null): Session | Response {
 		const sid = req.headers.get("mcp-session-id");
 		if (sid === null || sid === "") return rpcError("session_required", id);
-		const found = this.#d.sessions.touch(sid, this.#d.fingerprint());
+		const found = this.#d.sessions.touch(sid, who.fingerprint);
 		return found.ok ? found.session : rpcError("session_not_found", id);
 	}
 
-	#initialize(id: RpcId, params: Record<string, unknown> | undefined): Response {
+	#initialize(id: RpcId, params: Record<string, unknown> | undefined, who: Identity): Response {
 		const asked = params?.protocolVersion;
 		const version =
 			typeof asked === "string" && (SUPPORTED_VERSIONS as readonly string[]).includes(asked) ? asked : LATEST_VERSION;
-		const session = this.#d.sessions.create(this.#d.fingerprint(), version);
+		const client = clientName(params?.clientInfo);
+		const session = this.#d.sessions.create(who.fingerprint, version, { token: who.name, client });
 		const result = {
 			protocolVersion: version,
 			capabilities: { tools: { listChanged: false } },
@@ -102,7 +103,12 @@ export class LegacyMcp {
 			case "tools/list":
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call":
-				return this.#d.calls.start(msg.id, msg.params, { sid: session.sid, token: OWNER, client: null }, accept(req));
+				return this.#d.calls.start(
+					msg.id,
+					msg.params,
+					{ sid: session.sid, token: session.token, client: session.client },
+					accept(req),
+				);
 			default:
 				return rpcError("method_not_found", msg.id);
 		}

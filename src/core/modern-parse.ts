@@ -3,6 +3,7 @@
  * per-request `_meta` envelope, and the routing headers (SEP-2243) with their base64 form.
  * Each returns a value; modern.ts turns a failure into its error-table row.
  */
+import { clientName } from "./client-name.ts";
 import { isRecord } from "./jsonrpc.ts";
 import { SUPPORTED_VERSIONS } from "./legacy.ts";
 
@@ -14,9 +15,6 @@ export const META_VERSION = "io.modelcontextprotocol/protocolVersion";
 export const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
-
-/** A caller-chosen name lands in the audit log: bounded so one request cannot bloat every record. */
-export const CLIENT_NAME_MAX = 128;
 
 export type Era = "modern" | "legacy" | "unsupported";
 
@@ -89,9 +87,4 @@ export function checkModernRequest(
 		if (decodeHeaderValue(headers.name) !== params.name) return { ok: false, kind: "header_mismatch" };
 	}
 	return { ok: true, client: clientName(meta[META_CLIENT_INFO]) };
-}
-
-function clientName(info: unknown): string | null {
-	if (!isRecord(info) || typeof info.name !== "string" || info.name === "") return null;
-	return info.name.slice(0, CLIENT_NAME_MAX);
 }

@@ -3,13 +3,14 @@
  * `initialize`, no session), carries its own `_meta` envelope and routing headers, and a call is
  * cancelled by closing its response stream. Results carry `resultType` and the server's info.
  */
+import type { Identity } from "../config/auth.ts";
 import { readBodyLimited } from "./body.ts";
 import type { CallTable } from "./calls.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { isRecord, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
-import { MAX_BODY_BYTES, OWNER } from "./legacy.ts";
+import { MAX_BODY_BYTES } from "./legacy.ts";
 import { checkModernRequest, META_SERVER_INFO, SERVED_VERSIONS } from "./modern-parse.ts";
-import type { McpTool } from "./types.ts";
+import type { CallerInfo, McpTool } from "./types.ts";
 
 /** The catalog changes only when the host's tools do, which no notification announces here. */
 const TOOLS_TTL_MS = 0;
@@ -32,7 +33,8 @@ export class ModernMcp {
 		this.#extra = { resultType: "complete", _meta: { [META_SERVER_INFO]: deps.serverInfo } };
 	}
 
-	async handle(req: Request): Promise<Response> {
+	/** `who` is the caller's token; without sessions each call carries its name itself. */
+	async handle(req: Request, who: Identity): Promise<Response> {
 		const body = await readBodyLimited(req, MAX_BODY_BYTES);
 		if (!body.ok) return rpcError("body_too_large");
 		const json = parseJsonBody(body.bytes);
@@ -56,7 +58,7 @@ export class ModernMcp {
 			case "tools/list":
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call":
-				return this.#call(msg.id, msg.params, check.client, req);
+				return this.#call(msg.id, msg.params, { sid: null, token: who.name, client: check.client }, req);
 			default:
 				return rpcError("modern_method_not_found", msg.id);
 		}
@@ -83,10 +85,10 @@ export class ModernMcp {
 		return this.#listMemo.json;
 	}
 
-	#call(id: RpcId, params: Record<string, unknown> | undefined, client: string | null, req: Request) {
+	#call(id: RpcId, params: Record<string, unknown> | undefined, caller: CallerInfo, req: Request) {
 		const args = params && "arguments" in params ? params.arguments : {};
 		if (typeof params?.name !== "string" || !isRecord(args)) return rpcError("modern_invalid_params", id);
-		return this.#d.calls.start(id, params, { sid: null, token: OWNER, client }, req.headers.get("accept"), {
+		return this.#d.calls.start(id, params, caller, req.headers.get("accept"), {
 			closed: req.signal,
 			resultExtra: this.#extra,
 		});

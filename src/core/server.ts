@@ -3,6 +3,7 @@
  * reached through `BridgeDeps`. Guards run in the order of contract §4 (mirrored in
  * docs/protocol.md): route, Host/Origin, method, auth, then the route itself.
  */
+import type { Identity } from "../config/auth.ts";
 import { CallTable } from "./calls.ts";
 import { describe } from "./describe.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
@@ -51,7 +52,7 @@ export class BridgeServer {
 			instructions: deps.instructions,
 			listTools: () => deps.listTools(),
 		};
-		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions, fingerprint: () => this.#gate.fingerprint });
+		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions });
 		this.#modern = new ModernMcp(mcp);
 	}
 
@@ -67,10 +68,40 @@ export class BridgeServer {
 		return this.#gate.token;
 	}
 
-	/** Swaps the live token; sessions bound to the old one end at once. */
-	setToken(token: string): void {
-		this.#gate.setToken(token);
-		this.sessions.revokeExcept(this.#gate.fingerprint);
+	/** Names of the live tokens, `owner` first. */
+	tokenNames(): string[] {
+		return this.#gate.tokens.names();
+	}
+
+	/** Every live secret (the audit scrubs them from its lines). */
+	get secrets(): string[] {
+		return this.#gate.tokens.secrets();
+	}
+
+	secretOf(name: string): string | undefined {
+		return this.#gate.tokens.secret(name);
+	}
+
+	/**
+	 * Adds a token, or replaces its secret (`/a2a rotate`). A replaced token's sessions and calls in
+	 * flight end at once; every other token is untouched.
+	 */
+	setToken(name: string, token: string): void {
+		const replacing = this.#gate.tokens.secret(name) !== undefined;
+		this.#gate.tokens.set(name, token);
+		if (replacing) this.#endToken(name);
+	}
+
+	/** Removes a token: refused from the next request on, its sessions and calls in flight ended now. */
+	revokeToken(name: string): boolean {
+		const had = this.#gate.tokens.remove(name);
+		this.#endToken(name);
+		return had;
+	}
+
+	#endToken(name: string): void {
+		this.sessions.endToken(name);
+		this.calls.cancelToken(name);
 	}
 
 	/** Cancels every call in flight (used on release after the grace period). */
@@ -93,26 +124,29 @@ export class BridgeServer {
 		const gate = this.#gate;
 		const route = gate.route(requestPath(req.url));
 		if (route === null) return notFound();
-		return (
-			gate.hostOrigin(req, route) ??
-			gate.method(req, route) ??
-			gate.auth(req, route) ??
-			(route === "mcp" ? this.#mcp(req) : this.#extra(req, route))
-		);
+		const refused = gate.hostOrigin(req, route) ?? gate.method(req, route);
+		if (refused) return refused;
+		const who = gate.auth(req, route);
+		if (who instanceof Response) return who;
+		return route === "mcp" ? this.#mcp(req, who) : this.#extra(req, route, who);
 	}
 
 	/** One endpoint, two eras, chosen per request by MCP-Protocol-Version (contract §13). */
-	#mcp(req: Request): Promise<Response> | Response {
+	#mcp(req: Request, who: Identity): Promise<Response> | Response {
 		const header = req.headers.get("mcp-protocol-version");
 		const era = eraOf(header);
 		if (era === "unsupported") return rpcErrorData("unsupported_protocol_version", null, unsupportedData(header ?? ""));
-		return era === "modern" && req.method === "POST" ? this.#modern.handle(req) : this.#legacy.handle(req);
+		return era === "modern" && req.method === "POST" ? this.#modern.handle(req, who) : this.#legacy.handle(req, who);
 	}
 
-	#extra(req: Request, route: Route): Response | Promise<Response> {
+	#extra(req: Request, route: Route, who: Identity): Response | Promise<Response> {
 		const sid = req.headers.get("mcp-session-id");
-		const issued = sid !== null && this.sessions.has(sid) ? sid : null;
+		// Only a session this same token opened is named in the route's audit record.
+		const session = sid === null ? undefined : this.sessions.peek(sid);
+		const own = session?.fingerprint === who.fingerprint ? session : undefined;
 		const handler = this.#opts.routes?.[route];
-		return handler ? handler.handle(req, { sid: issued }) : notFound();
+		return handler
+			? handler.handle(req, { sid: own?.sid ?? null, token: who.name, client: own?.client ?? null })
+			: notFound();
 	}
 }

@@ -11,6 +11,10 @@ export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 export interface Session {
 	sid: string;
 	fingerprint: string;
+	/** The name of the token that opened it (`owner` or a named token). */
+	token: string;
+	/** The client's `clientInfo.name` from `initialize`, cleaned for display, or null. */
+	client: string | null;
 	protocolVersion: string;
 	createdAt: number;
 	lastSeen: number;
@@ -39,7 +43,11 @@ export class SessionTable {
 		return this.#byId.size;
 	}
 
-	create(fingerprint: string, protocolVersion: string): Session {
+	create(
+		fingerprint: string,
+		protocolVersion: string,
+		who: { token: string; client: string | null } = { token: "owner", client: null },
+	): Session {
 		this.#sweep();
 		while (this.#byId.size >= this.#max) {
 			let victim: string | undefined;
@@ -54,7 +62,7 @@ export class SessionTable {
 			this.#end(victim);
 		}
 		const now = this.#now();
-		const session = { sid: randomUUID(), fingerprint, protocolVersion, createdAt: now, lastSeen: now };
+		const session = { sid: randomUUID(), fingerprint, ...who, protocolVersion, createdAt: now, lastSeen: now };
 		this.#byId.set(session.sid, session);
 		return session;
 	}
@@ -77,8 +85,35 @@ export class SessionTable {
 
 	/** Peeks without refreshing: lets callers record only ids the bridge itself issued. */
 	has(sid: string): boolean {
+		return this.peek(sid) !== undefined;
+	}
+
+	/** The live session without refreshing it, or undefined. */
+	peek(sid: string): Session | undefined {
 		const session = this.#byId.get(sid);
-		return session !== undefined && (this.#now() - session.lastSeen <= this.#ttlMs || this.isBusy(sid));
+		return session !== undefined && (this.#now() - session.lastSeen <= this.#ttlMs || this.isBusy(sid))
+			? session
+			: undefined;
+	}
+
+	/** Live sessions per token name (for `/a2a`). */
+	byToken(): Map<string, Session[]> {
+		this.#sweep();
+		const out = new Map<string, Session[]>();
+		for (const s of this.#byId.values()) out.set(s.token, [...(out.get(s.token) ?? []), s]);
+		return out;
+	}
+
+	/** Ends every session opened with the token `name` (revoked or rotated); the others are untouched. */
+	endToken(name: string): number {
+		let n = 0;
+		for (const [sid, s] of [...this.#byId]) {
+			if (s.token === name) {
+				this.#end(sid);
+				n++;
+			}
+		}
+		return n;
 	}
 
 	delete(sid: string): boolean {

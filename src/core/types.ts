@@ -41,6 +41,7 @@ export interface ToolCallRequest {
 	args: Record<string, unknown>;
 	signal: AbortSignal;
 	sid: string | null;
+	caller: CallerInfo;
 	/** Present in SSE mode: the call's cumulative output so far. */
 	onProgress?: (text: string) => void;
 	/** Present in SSE mode: the host backgrounded the call and stopped forwarding output. */
@@ -83,11 +84,14 @@ export interface BridgeDeps {
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
 export interface ExtraRoute {
 	methods: readonly string[];
-	handle(req: Request, ctx: { sid: string | null }): Promise<Response>;
+	handle(req: Request, ctx: CallerInfo): Promise<Response>;
 }
 
 export interface ServerOptions {
+	/** The owner token (audit name `owner`). */
 	token: string;
+	/** Named tokens beside it (contract §14): each with the same reach, told apart in audit and `/a2a`. */
+	tokens?: ReadonlyArray<{ name: string; token: string }>;
 	bindHost: string;
 	isLoopbackBind: boolean;
 	allowedOrigins: readonly string[];
@@ -101,6 +105,9 @@ export interface ServerOptions {
 export interface InFlightCall {
 	id: string;
 	sid: string | null;
+	/** The name of the token that made the call. */
+	token: string;
+	client: string | null;
 	tool: string;
 	startedAt: number;
 	controller: AbortController;

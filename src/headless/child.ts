@@ -8,6 +8,7 @@ import { type Subprocess, spawn } from "bun";
 import type { HostArgs } from "./args.ts";
 import { type Approver, describeDecision } from "./cli.ts";
 import { answerFrame, cancelFrame, readFrame } from "./frames.ts";
+import { LabelQueue } from "./labels.ts";
 
 /** omp gives `session_shutdown` 2 s after stdin EOF; then SIGTERM, then SIGKILL. */
 const EXIT_GRACE_MS = 6_000;
@@ -29,6 +30,8 @@ export interface Omp {
 	url?: string;
 	/** Sees each notification first during the boot; true means "consumed, do not print". */
 	onNotify?: (message: string) => boolean;
+	/** The bridge's approval picture at start, for the banner. */
+	picture?: string[];
 }
 
 export function send(omp: Omp, line: string): void {
@@ -54,14 +57,18 @@ async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string
 }
 
 function handleFrames(omp: Omp, approver: Approver): void {
+	// The bridge's "remote call" notices, each kept for the approval prompt that follows it.
+	const labels = new LabelQueue();
 	(async () => {
 		for await (const line of lines(omp.proc.stdout)) {
 			if (!line.trim()) continue;
 			const f = readFrame(line);
 			if (f.kind === "notify") {
-				if (omp.onNotify?.(f.message)) continue;
+				if (omp.onNotify?.(f.message) || labels.offer(f.message)) continue;
 				say(f.level === "info" ? `host: ${f.message}` : `host [${f.level}]: ${f.message}`);
 			} else if (f.kind === "approval") {
+				const caller = labels.take(f.prompt.tool);
+				if (caller) f.prompt.caller = caller;
 				approver.decide(f.prompt).then(d => {
 					send(omp, answerFrame(f.prompt.id, d.value));
 					say(describeDecision(f.prompt, d));

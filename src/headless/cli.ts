@@ -29,6 +29,22 @@ export interface ApproverOptions {
 const MAX_DETAIL_LINES = 12;
 const MAX_DETAIL_CHARS = 200;
 
+/** ` from token ci, client claude-code` when the bridge labelled the prompt, else "". */
+function callerText(prompt: ApprovalPrompt): string {
+	const c = prompt.caller;
+	if (!c) return "";
+	return ` from token ${c.token}${c.client ? `, client ${c.client}` : ""}`;
+}
+
+/** What the host's prompts meet under each --approvals mode (the banner's last picture line). */
+export function describeAnswerer(mode: ApprovalsMode, timeoutMs: number): string {
+	if (mode === "deny")
+		return "prompts: answered Deny at once (--approvals deny): a remote call that prompts is refused";
+	if (mode === "approve")
+		return "prompts: answered Approve at once (--approvals approve): every prompting remote call runs";
+	return `prompts: asked on this terminal (--approvals ask); Deny after ${Math.round(timeoutMs / 1000)} s without an answer`;
+}
+
 function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number): string {
 	const shown = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => {
 		const line = d.length > MAX_DETAIL_CHARS ? `${d.slice(0, MAX_DETAIL_CHARS)}…` : d;
@@ -38,7 +54,7 @@ function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number
 		shown.push(`  … ${prompt.details.length - MAX_DETAIL_LINES} more lines`);
 	const queue = waiting > 0 ? ` (${waiting} more waiting)` : "";
 	return [
-		`\nApproval needed${queue}: ${prompt.tool}`,
+		`\nApproval needed${queue}: ${prompt.tool}${callerText(prompt)}`,
 		...shown,
 		`Approve? [y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `,
 	].join("\n");
@@ -47,7 +63,7 @@ function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number
 /** The one line printed for every decision, whatever the mode. */
 export function describeDecision(prompt: ApprovalPrompt, decision: Decision): string {
 	const what = prompt.details[0] ? ` (${prompt.details[0].slice(0, 120)})` : "";
-	return `approval: ${prompt.tool}${what} -> ${decision.value} (${decision.reason})`;
+	return `approval: ${prompt.tool}${what}${callerText(prompt)} -> ${decision.value} (${decision.reason})`;
 }
 
 /** y/yes/a/approve -> Approve; n/no/d/deny/empty -> Deny; anything else -> ask again. */

@@ -7,6 +7,8 @@ export interface ApprovalPrompt {
 	tool: string;
 	/** Lines under the title, e.g. `Command: make` or `Path: /tmp/x`. */
 	details: string[];
+	/** Whose remote call this is, when the bridge labelled it (token name, client name). */
+	caller?: { token: string; client: string | null };
 }
 
 export type HostFrame =
@@ -61,6 +63,12 @@ export const cancelFrame = (id: string): string =>
 	`${JSON.stringify({ type: "extension_ui_response", id, cancelled: true })}\n`;
 export const promptFrame = (id: string, message: string): string =>
 	`${JSON.stringify({ type: "prompt", id, message })}\n`;
+
+/** The bridge's approval picture at start (`A2A bridge approval picture …` then one line each). */
+export function parseApprovalPicture(message: string): string[] | null {
+	const [first, ...rest] = message.split("\n");
+	return first?.startsWith("A2A bridge approval picture") ? rest : null;
+}
 
 /** The bridge's start announcement (`src/commands.ts`), or null. */
 export function parseAnnouncement(message: string): { url: string; tokenPrefix: string } | null {

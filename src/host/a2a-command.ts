@@ -1,10 +1,19 @@
-/** The `/a2a` command in the host TUI (contract §10): output goes to `ctx.ui.notify`, never stdout. */
+/** The `/a2a` command in the host TUI (contract §10, §14): output goes to `ctx.ui.notify`, never stdout. */
 import type { ExtensionCommandContext } from "@oh-my-pi/pi-coding-agent";
 import type { AuditLog } from "../audit/log.ts";
 import type { BridgeConfig } from "../config/config.ts";
-import { rotateToken } from "../config/file.ts";
+import { addToken, revokeToken, rotateToken } from "../config/file.ts";
+import { OWNER } from "../config/tokens.ts";
 import type { BridgeServer } from "../core/server.ts";
-import { mcpJson, NOT_RUNNING, statusText } from "./commands.ts";
+import {
+	type BridgeStatus,
+	mcpJson,
+	NOT_RUNNING,
+	statusText,
+	TOKENS_USAGE,
+	tokenPrefix,
+	tokensText,
+} from "./commands.ts";
 
 /** What the command needs of the running endpoint. */
 export interface CommandTarget {
@@ -13,6 +22,85 @@ export interface CommandTarget {
 	configPath: string;
 	config: BridgeConfig;
 	audit: AuditLog;
+	/** The approval picture, read from the live host at each call. */
+	approvals(): string[];
+}
+
+type Notify = (text: string, level: "info" | "warning" | "error") => void;
+
+/** The config as it is live: the file ops keep disk and memory in step from it. */
+function liveConfig(r: CommandTarget): BridgeConfig {
+	const named = r.server.tokenNames().filter(n => n !== OWNER);
+	const tokens = named.map(name => ({ name, token: r.server.secretOf(name) ?? "" }));
+	return { ...r.config, token: r.server.token, tokens };
+}
+
+function perToken(r: CommandTarget): NonNullable<BridgeStatus["perToken"]> {
+	const sessions = r.server.sessions.byToken();
+	return r.server.tokenNames().map(name => {
+		const live = sessions.get(name) ?? [];
+		const clients = [...new Set(live.map(s => s.client).filter((c): c is string => c !== null))];
+		return { name, prefix: tokenPrefix(r.server.secretOf(name) ?? ""), sessions: live.length, clients };
+	});
+}
+
+function status(r: CommandTarget, takeover: string): string {
+	const now = Date.now();
+	return statusText({
+		url: r.url,
+		token: r.server.token,
+		sessions: r.server.sessions.size,
+		callsServed: r.server.callsServed,
+		inFlight: [...r.server.inFlight.values()].map(c => ({
+			tool: c.tool,
+			ageMs: now - c.startedAt,
+			token: c.token,
+			client: c.client,
+		})),
+		takeover,
+		auditPath: r.audit.path,
+		perToken: perToken(r),
+		approvals: r.approvals(),
+	});
+}
+
+/** Runs a config file change first; only when it landed does the live state follow. */
+function onDisk<T>(notify: Notify, what: string, change: () => T): T | undefined {
+	try {
+		return change();
+	} catch (err) {
+		notify(`A2A bridge: ${what}: ${err instanceof Error ? err.message : String(err)}`, "error");
+		return undefined;
+	}
+}
+
+function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
+	const [verb, name, ...rest] = words;
+	if (verb === undefined) {
+		notify(r.server.token, "info");
+	} else if ((verb !== "add" && verb !== "revoke") || name === undefined || rest.length > 0) {
+		notify(`A2A bridge: ${TOKENS_USAGE}`, "error");
+	} else if (verb === "add") {
+		const token = onDisk(notify, "token not added", () => addToken(r.configPath, liveConfig(r), name));
+		if (token === undefined) return;
+		r.server.setToken(name, token);
+		notify(
+			`A2A bridge: token '${name}' is live (full reach of this host, like every token). Shown once:\n${token}\n` +
+				`Its mcpServers entry: /a2a mcp-json ${name}`,
+			"info",
+		);
+	} else {
+		const done = onDisk(notify, "token not revoked", () => {
+			revokeToken(r.configPath, liveConfig(r), name);
+			return true;
+		});
+		if (!done) return;
+		r.server.revokeToken(name);
+		notify(
+			`A2A bridge: token '${name}' revoked; its sessions and calls in flight ended, other tokens untouched`,
+			"info",
+		);
+	}
 }
 
 export async function a2aCommand(
@@ -21,41 +109,25 @@ export async function a2aCommand(
 	args: string,
 	ctx: ExtensionCommandContext,
 ): Promise<void> {
-	if (!r) {
-		ctx.ui.notify(NOT_RUNNING, "warning");
-		return;
+	const notify: Notify = (text, level) => ctx.ui.notify(text, level);
+	if (!r) return notify(NOT_RUNNING, "warning");
+	const words = args.trim().split(/\s+/).filter(Boolean);
+	const [sub, arg, ...extra] = words;
+	if (sub === undefined) return notify(status(r, takeoverLabel()), "info");
+	if (sub === "token") return tokenCommand(r, words.slice(1), notify);
+	if (sub === "tokens" && arg === undefined) return notify(tokensText(perToken(r)), "info");
+	const name = arg ?? OWNER;
+	if (extra.length > 0 || (sub !== "rotate" && sub !== "mcp-json")) {
+		return notify(`A2A bridge: unknown subcommand '${args.trim()}' (${TOKENS_USAGE})`, "error");
 	}
-	const sub = args.trim();
-	if (sub === "") {
-		const now = Date.now();
-		const text = statusText({
-			url: r.url,
-			token: r.server.token,
-			sessions: r.server.sessions.size,
-			callsServed: r.server.callsServed,
-			inFlight: [...r.server.inFlight.values()].map(c => ({ tool: c.tool, ageMs: now - c.startedAt })),
-			takeover: takeoverLabel(),
-			auditPath: r.audit.path,
-		});
-		ctx.ui.notify(text, "info");
-	} else if (sub === "rotate") {
-		let token: string;
-		try {
-			token = rotateToken(r.configPath, { ...r.config, token: r.server.token });
-		} catch (err) {
-			ctx.ui.notify(`A2A bridge: token not rotated: ${err instanceof Error ? err.message : String(err)}`, "error");
-			return;
-		}
-		r.server.setToken(token);
-		ctx.ui.notify(`A2A bridge: new token ${token.slice(0, 6)}… is live; old token and its sessions refused`, "info");
-	} else if (sub === "token") {
-		ctx.ui.notify(r.server.token, "info");
-	} else if (sub === "mcp-json") {
-		ctx.ui.notify(mcpJson(r.url, r.server.token), "info");
-	} else {
-		ctx.ui.notify(
-			`A2A bridge: unknown subcommand '${sub}' (use /a2a, /a2a rotate, /a2a token, /a2a mcp-json)`,
-			"error",
-		);
+	if (r.server.secretOf(name) === undefined) return notify(`A2A bridge: no live token named '${name}'`, "error");
+	if (sub === "mcp-json") {
+		const secret = r.server.secretOf(name) ?? "";
+		return notify(mcpJson(r.url, secret, name === OWNER ? "omp-host" : `omp-host-${name}`), "info");
 	}
+	const token = onDisk(notify, "token not rotated", () => rotateToken(r.configPath, liveConfig(r), name));
+	if (token === undefined) return;
+	r.server.setToken(name, token);
+	const who = name === OWNER ? "new token" : `new secret for '${name}'`;
+	notify(`A2A bridge: ${who} ${tokenPrefix(token)} is live; the old one and its sessions are refused`, "info");
 }

@@ -13,9 +13,13 @@ export interface BridgeStatus {
 	token: string;
 	sessions: number;
 	callsServed: number;
-	inFlight: Array<{ tool: string; ageMs: number }>;
+	inFlight: Array<{ tool: string; ageMs: number; token?: string; client?: string | null }>;
 	takeover: string;
 	auditPath: string;
+	/** Per token name: its live sessions' count and the clients they named (contract §14). */
+	perToken?: Array<{ name: string; prefix: string; sessions: number; clients: string[] }>;
+	/** The approval picture (`describeApprovals`), one line each. */
+	approvals?: string[];
 }
 
 export const tokenPrefix = (token: string): string => `${token.slice(0, 6)}…`;
@@ -24,18 +28,37 @@ export function announcement(url: string, token: string): string {
 	return `A2A bridge listening on ${url} (token ${tokenPrefix(token)})`;
 }
 
+const callLabel = (c: BridgeStatus["inFlight"][number]): string => {
+	const who = [c.token ? `token ${c.token}` : "", c.client ? `client ${c.client}` : ""].filter(Boolean).join(", ");
+	return `${c.tool} (${Math.round(c.ageMs / 1000)} s${who ? `, ${who}` : ""})`;
+};
+
 export function statusText(s: BridgeStatus): string {
-	const calls =
-		s.inFlight.length === 0 ? "none" : s.inFlight.map(c => `${c.tool} (${Math.round(c.ageMs / 1000)} s)`).join(", ");
+	const calls = s.inFlight.length === 0 ? "none" : s.inFlight.map(callLabel).join(", ");
+	const perToken = (s.perToken ?? []).map(t => {
+		const clients = t.clients.length > 0 ? ` (clients: ${t.clients.join(", ")})` : "";
+		return `  ${t.name} ${t.prefix}: ${t.sessions} session(s)${clients}`;
+	});
 	return [
 		`A2A bridge: ${s.url}`,
 		`token: ${tokenPrefix(s.token)}`,
 		`sessions: ${s.sessions}/${MAX_SESSIONS}`,
+		...(perToken.length > 0 ? ["sessions per token:", ...perToken] : []),
 		`calls served: ${s.callsServed}`,
 		`calls in flight: ${s.inFlight.length} ${calls === "none" ? "" : `— ${calls}`}`.trimEnd(),
 		`host_llm=${s.takeover}`,
+		...(s.approvals ?? []),
 		`audit: ${s.auditPath}`,
 	].join("\n");
+}
+
+export const TOKENS_USAGE =
+	"use /a2a, /a2a tokens, /a2a token, /a2a token add NAME, /a2a token revoke NAME, /a2a rotate [NAME], /a2a mcp-json [NAME]";
+
+/** `/a2a tokens`: every live token's name, prefix and live sessions; never a full secret. */
+export function tokensText(rows: NonNullable<BridgeStatus["perToken"]>): string {
+	const lines = rows.map(t => `  ${t.name} ${t.prefix}: ${t.sessions} session(s)`);
+	return [`A2A bridge tokens (${rows.length}; each has the host's full reach):`, ...lines].join("\n");
 }
 
 /** A ready-to-paste `mcpServers` entry for `~/.omp/agent/mcp.json` (and clients with the same shape). */

@@ -38,7 +38,15 @@ describe("validateConfig", () => {
 		const r = validateConfig({}, FILE);
 		expect(r).toEqual({
 			ok: true,
-			value: { port: 0, token: undefined, host: "127.0.0.1", host_llm: "allow", allowed_origins: [] },
+			value: {
+				port: 0,
+				token: undefined,
+				host: "127.0.0.1",
+				host_llm: "allow",
+				allowed_origins: [],
+				tokens: [],
+				blob: "write",
+			},
 		});
 	});
 

@@ -35,6 +35,8 @@ describe("loadConfig", () => {
 			host: "127.0.0.1",
 			host_llm: "allow",
 			allowed_origins: [],
+			tokens: [],
+			blob: "write",
 		});
 		expect(loaded.path).toBe(p);
 	});
@@ -125,6 +127,8 @@ describe("rotateToken", () => {
 		host: "127.0.0.1",
 		host_llm: "deny",
 		allowed_origins: [],
+		tokens: [],
+		blob: "write",
 	};
 
 	test("existing file -> new token written at 0600, every other field kept", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { MAX_CLIENT_NAME } from "../../../src/core/client-name.ts";
 import {
-	CLIENT_NAME_MAX,
 	checkModernRequest,
 	decodeHeaderValue,
 	eraOf,
@@ -144,7 +144,8 @@ describe("checkModernRequest", () => {
 	test("a hostile clientInfo name is cut to the bound; non-string names are dropped", () => {
 		const long = { _meta: meta({ [META_CLIENT_INFO]: { name: "x".repeat(100_000) } }) };
 		const r = checkModernRequest("tools/list", long, heads("tools/list"));
-		expect(r.ok && r.client?.length).toBe(CLIENT_NAME_MAX);
+		// Bounded and made safe to show by the same rule as the 2025 era's clientInfo (core/client-name.ts).
+		expect(r.ok && r.client).toBe(`${"x".repeat(MAX_CLIENT_NAME)}…`);
 		for (const info of [{ name: 42 }, "name", null, [], { name: "" }]) {
 			const p = { _meta: meta({ [META_CLIENT_INFO]: info }) };
 			expect(checkModernRequest("tools/list", p, heads("tools/list"))).toEqual({ ok: true, client: null });

@@ -849,8 +849,9 @@ describe("BridgeServer tools/call", () => {
 		await h.server.handle(post(toolCall("read", { path: "/a" }), { "mcp-session-id": sid }));
 		const callId = h.calls[0]?.callId as string;
 		expect(h.events).toEqual([`start:${callId}`, `tool:${callId}`, `done:${callId}`]);
-		expect(h.starts).toEqual([{ id: callId, sid, tool: "read", args: { path: "/a" } }]);
-		expect(h.dones).toEqual([{ id: callId, sid, tool: "read", args: { path: "/a" }, isError: false }]);
+		const who = { token: "owner", client: null };
+		expect(h.starts).toEqual([{ id: callId, sid, ...who, tool: "read", args: { path: "/a" } }]);
+		expect(h.dones).toEqual([{ id: callId, sid, ...who, tool: "read", args: { path: "/a" }, isError: false }]);
 	});
 
 	test("audit start pending -> tool not run until it resolves", async () => {
@@ -1043,7 +1044,7 @@ describe("BridgeServer tools/call", () => {
 describe("BridgeServer token rotation", () => {
 	test("setToken -> old token gets 401 invalid_token, new token works", async () => {
 		const h = makeServer();
-		h.server.setToken(OTHER_TOKEN);
+		h.server.setToken("owner", OTHER_TOKEN);
 		expect(h.server.token).toBe(OTHER_TOKEN);
 		const old = await h.server.handle(post(rpc("initialize", {})));
 		expect(old.status).toBe(401);
@@ -1055,7 +1056,7 @@ describe("BridgeServer token rotation", () => {
 	test("setToken -> sessions of the old token get 404 with the new token", async () => {
 		const h = makeServer();
 		const sid = await initialize(h);
-		h.server.setToken(OTHER_TOKEN);
+		h.server.setToken("owner", OTHER_TOKEN);
 		const res = await h.server.handle(
 			post(rpc("ping"), { "mcp-session-id": sid, authorization: `Bearer ${OTHER_TOKEN}` }),
 		);
@@ -1067,7 +1068,7 @@ describe("BridgeServer token rotation", () => {
 		const sid = await initialize(h);
 		const pending = h.server.handle(post(toolCall("bash", {}, 1), { "mcp-session-id": sid }));
 		const req = await entered.promise;
-		h.server.setToken(OTHER_TOKEN);
+		h.server.setToken("owner", OTHER_TOKEN);
 		await expectRpcError(await pending, 200, -32800, "request cancelled", 1);
 		expect(req.signal.aborted).toBe(true);
 	});

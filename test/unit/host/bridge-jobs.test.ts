@@ -52,6 +52,7 @@ const req = (signal: AbortSignal, onBackgrounded?: () => void) => ({
 	args: { command: "sleep 99" },
 	signal,
 	sid: "s1",
+	caller: { sid: "s1", token: "owner", client: null },
 	...(onBackgrounded ? { onBackgrounded } : {}),
 });
 

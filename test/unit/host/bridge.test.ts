@@ -88,6 +88,7 @@ const callReq = (name: string, args: Record<string, unknown> = {}): ToolCallRequ
 	args,
 	signal: new AbortController().signal,
 	sid: "sid-1",
+	caller: { sid: "sid-1", token: "owner", client: null },
 });
 
 describe("annotationsFor", () => {

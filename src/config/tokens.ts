@@ -1,0 +1,78 @@
+/**
+ * Named tokens and the `/blob` switch (contract §14). A named token is an identity, not a permission:
+ * every token carries the host's full reach, so an entry has exactly `name` and `token` and nothing
+ * that could read like a scope. Pure validators returning a value or a message naming the field.
+ */
+
+export const OWNER = "owner";
+export const MIN_TOKEN_CHARS = 32;
+export const TOKEN_NAME = /^[a-z0-9_-]{1,32}$/;
+export const MAX_NAMED_TOKENS = 256;
+
+export interface NamedToken {
+	name: string;
+	token: string;
+}
+
+export type BlobMode = "write" | "read" | "off";
+export const BLOB_MODES: readonly BlobMode[] = ["write", "read", "off"];
+
+/** Why `value` cannot be a token (the §1 rules), or null when it can. */
+export function tokenProblem(value: string): string | null {
+	if (value.length < MIN_TOKEN_CHARS) return `must be at least ${MIN_TOKEN_CHARS} characters`;
+	if (/\s/.test(value)) return "must not contain whitespace";
+	if (!/^[\x21-\x7e]+$/.test(value)) return "must be printable ASCII";
+	return null;
+}
+
+/** Why `name` cannot name a token, or null when it can. */
+export function nameProblem(name: unknown): string | null {
+	if (typeof name !== "string" || !TOKEN_NAME.test(name)) return "must be 1-32 characters of a-z, 0-9, '_' or '-'";
+	if (name === OWNER) return `must not be '${OWNER}' (that is the top-level token's name)`;
+	return null;
+}
+
+export type FieldResult<T> = { ok: true; value: T } | { ok: false; field: string; rule: string };
+
+/**
+ * The `tokens` array. `owner` is the top-level token when present, so a named token may not repeat it
+ * (two names for one secret would make the audit lie about who called).
+ */
+export function validateTokens(raw: unknown, owner: string | undefined): FieldResult<NamedToken[]> {
+	if (raw === undefined) return { ok: true, value: [] };
+	const bad = (field: string, rule: string): FieldResult<never> => ({ ok: false, field, rule });
+	if (!Array.isArray(raw)) return bad("tokens", "must be an array of {name, token} objects");
+	if (raw.length > MAX_NAMED_TOKENS) return bad("tokens", `must hold at most ${MAX_NAMED_TOKENS} entries`);
+	const names = new Set<string>();
+	const secrets = new Set<string>(owner === undefined ? [] : [owner]);
+	const out: NamedToken[] = [];
+	for (const [i, entry] of raw.entries()) {
+		const at = `tokens[${i}]`;
+		if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+			return bad(at, "must be an object {name, token}");
+		const extra = Object.keys(entry).find(k => k !== "name" && k !== "token");
+		if (extra !== undefined) {
+			const why = "every token has the host's full reach; narrow it with tools.approvalMode / tools.approval";
+			return bad(`${at}.${extra}`, `is not a token field (only name and token exist: ${why})`);
+		}
+		const { name, token } = entry as { name?: unknown; token?: unknown };
+		const nameWhy = nameProblem(name);
+		if (nameWhy !== null) return bad(`${at}.name`, nameWhy);
+		if (names.has(name as string)) return bad(`${at}.name`, `repeats the name '${name as string}'`);
+		if (typeof token !== "string") return bad(`${at}.token`, "must be a string");
+		const tokenWhy = tokenProblem(token);
+		if (tokenWhy !== null) return bad(`${at}.token`, tokenWhy);
+		if (secrets.has(token)) return bad(`${at}.token`, "must differ from every other token (owner included)");
+		names.add(name as string);
+		secrets.add(token);
+		out.push({ name: name as string, token });
+	}
+	return { ok: true, value: out };
+}
+
+export function validateBlobMode(raw: unknown): FieldResult<BlobMode> {
+	if (raw === undefined) return { ok: true, value: "write" };
+	return BLOB_MODES.includes(raw as BlobMode)
+		? { ok: true, value: raw as BlobMode }
+		: { ok: false, field: "blob", rule: 'must be "write", "read" or "off"' };
+}

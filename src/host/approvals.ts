@@ -1,0 +1,61 @@
+/**
+ * The approval picture (contract §14): the host's approval mode, its per-tool policies and the `/blob`
+ * switch in plain words, and what each means for a remote call. Pure: the host's values come in as
+ * arguments (`approvals-live.ts` reads them), so the words follow the host's own rules (omp
+ * `resolveApproval`: deny first, then yolo, then tool and user policies, then the mode's tier).
+ */
+import type { BlobMode } from "../config/tokens.ts";
+
+export const APPROVAL_MODES = ["yolo", "write", "always-ask"] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+export type ToolPolicy = "allow" | "deny" | "prompt";
+
+/** The host reads any unknown mode as yolo; the picture must say the same. */
+export function effectiveMode(raw: unknown): ApprovalMode {
+	return APPROVAL_MODES.includes(raw as ApprovalMode) ? (raw as ApprovalMode) : "yolo";
+}
+
+/** `tools.approval` entries the host honours (case-insensitive allow|deny|prompt), sorted by tool name. */
+export function effectivePolicies(raw: unknown): Array<[string, ToolPolicy]> {
+	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return [];
+	const out: Array<[string, ToolPolicy]> = [];
+	for (const [tool, value] of Object.entries(raw)) {
+		const p = typeof value === "string" ? value.trim().toLowerCase() : "";
+		if (p === "allow" || p === "deny" || p === "prompt") out.push([tool, p]);
+	}
+	return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+const PROMPTS =
+	"a prompt waits for whoever answers the host: a dialog in the TUI; under `npm run host`, its --approvals (deny refuses at once)";
+
+const MODE_WORDS: Record<ApprovalMode, string> = {
+	yolo: "yolo: remote calls run every tool without a prompt (only tools.approval deny/prompt entries stop one)",
+	write: `write: read and write tools run; exec tools (bash, eval, task, extension tools) prompt — ${PROMPTS}`,
+	"always-ask": `always-ask: read tools (read, grep, glob) run; every other tool prompts — ${PROMPTS}`,
+};
+
+const POLICY_WORDS: Record<ToolPolicy, string> = {
+	deny: "refused to every caller, before any prompt",
+	prompt: "prompts on every call, whatever the mode",
+	allow: "runs without a prompt (unless the tool itself asks, e.g. a critical bash pattern outside yolo)",
+};
+
+const BLOB_WORDS: Record<BlobMode, string> = {
+	write:
+		'blob=write: /blob reads and writes any file the host\'s user can, outside the approval gate (set "blob": "read" or "off" to narrow it)',
+	read: "blob=read: /blob downloads any file the host's user can read, outside the approval gate; uploads get 403",
+	off: "blob=off: /blob answers 403 to every request",
+};
+
+/** The picture, one line each: mode, each per-tool policy, the `/blob` switch. */
+export function describeApprovals(mode: unknown, policies: unknown, blob: BlobMode): string[] {
+	const m = effectiveMode(mode);
+	const shown =
+		typeof mode === "string" && mode !== m ? ` (configured '${mode}' is not a mode; the host reads it as yolo)` : "";
+	const lines = [`approvals: ${MODE_WORDS[m]}${shown}`];
+	for (const [tool, p] of effectivePolicies(policies))
+		lines.push(`  tools.approval.${tool}=${p}: ${tool} ${POLICY_WORDS[p]}`);
+	lines.push(BLOB_WORDS[blob]);
+	return lines;
+}

@@ -1,0 +1,41 @@
+/**
+ * Remote calls in flight, by the tool call id the bridge hands to the host, so the host's
+ * `tool_approval_requested` event (which carries only that id) can be told it is a remote call and by
+ * whom. A host prompt cannot be labelled (no supported API): the label goes out as a notification just
+ * before it (see core/caller-label.ts).
+ */
+import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
+import { callerLabel } from "../core/caller-label.ts";
+import type { CallerInfo, ToolCallRequest } from "../core/types.ts";
+
+export class RemoteCalls {
+	readonly #byCallId = new Map<string, { tool: string; caller: CallerInfo }>();
+
+	/** Runs `work` with the call registered; it is forgotten when the work settles. */
+	async track<T>(req: ToolCallRequest, work: () => Promise<T>): Promise<T> {
+		this.#byCallId.set(req.callId, { tool: req.name, caller: req.caller });
+		try {
+			return await work();
+		} finally {
+			this.#byCallId.delete(req.callId);
+		}
+	}
+
+	label(toolCallId: string): string | null {
+		const c = this.#byCallId.get(toolCallId);
+		return c ? callerLabel(c.tool, c.caller) : null;
+	}
+
+	/** Before the host opens an approval prompt for a remote call, says whose call it is. */
+	listen(pi: ExtensionAPI): void {
+		pi.on("tool_approval_requested", (event, ctx) => {
+			const text = this.label(event.toolCallId);
+			if (text === null) return;
+			try {
+				ctx.ui.notify(text, "warning");
+			} catch {
+				// A notification that cannot be shown must never block the prompt.
+			}
+		});
+	}
+}
