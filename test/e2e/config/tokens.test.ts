@@ -11,7 +11,17 @@ const CI = `ci-${"c".repeat(40)}`;
 const BOT = `bot-${"b".repeat(40)}`;
 
 let host: Host;
-useSharedHost({ config: { tokens: [{ name: "ci", token: CI }, { name: "bot", token: BOT }] } }, h => ({ host } = h));
+useSharedHost(
+	{
+		config: {
+			tokens: [
+				{ name: "ci", token: CI },
+				{ name: "bot", token: BOT },
+			],
+		},
+	},
+	h => ({ host } = h),
+);
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -199,7 +209,14 @@ describe("named tokens: fail-closed config (real host)", () => {
 		["a bad name", [{ name: "CI!", token: CI }], "tokens[0].name"],
 		["the owner's name", [{ name: "owner", token: CI }], "tokens[0].name"],
 		["a short token", [{ name: "ci", token: "short" }], "tokens[0].token"],
-		["a repeated secret", [{ name: "a", token: CI }, { name: "b", token: CI }], "tokens[1].token"],
+		[
+			"a repeated secret",
+			[
+				{ name: "a", token: CI },
+				{ name: "b", token: CI },
+			],
+			"tokens[1].token",
+		],
 		["not an array", { ci: CI }, "field 'tokens'"],
 	];
 	for (const [what, tokens, field] of cases) {

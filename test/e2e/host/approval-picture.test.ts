@@ -1,0 +1,101 @@
+/**
+ * The approval picture and the remote-call label against the real host (contract §14): the start
+ * notification and `/a2a` say the host's live approval mode, per-tool policies and the `/blob` switch;
+ * a prompt for a remote call is preceded by a notification naming the call's token and client.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type Host, ROOT, type RpcFrame, rpcPost, useSharedHost } from "../../helpers/host.ts";
+
+const CI = `ci-${"c".repeat(40)}`;
+const SETTINGS_EXT = join(ROOT, "test", "fixtures", "settings-ext.ts");
+
+let host: Host;
+useSharedHost(
+	{
+		config: { tokens: [{ name: "ci", token: CI }], blob: "read" },
+		args: ["--approval-mode", "always-ask", "-e", SETTINGS_EXT],
+	},
+	h => ({ host } = h),
+);
+
+async function status(): Promise<string> {
+	const before = host.notifications().length;
+	await host.command("/a2a");
+	const found = host
+		.notifications()
+		.slice(before)
+		.find(m => m.startsWith("A2A bridge:"));
+	if (!found) throw new Error("no /a2a status");
+	return found;
+}
+
+const isSelect = (f: RpcFrame) => f.type === "extension_ui_request" && f.method === "select";
+
+describe("approval picture (real host, always-ask, blob read)", () => {
+	test("start notification -> mode and blob in plain words", async () => {
+		const f = await host.waitFrame(
+			x => x.type === "extension_ui_request" && String(x.message).startsWith("A2A bridge approval picture"),
+		);
+		const text = String(f.message);
+		expect(text).toContain("approvals: always-ask: read tools (read, grep, glob) run; every other tool prompts");
+		expect(text).toContain("--approvals (deny refuses at once)");
+		expect(text).toContain("blob=read: /blob downloads");
+	}, 30_000);
+
+	test("/a2a follows a live settings change (mode and per-tool policy)", async () => {
+		expect(await status()).toContain("approvals: always-ask");
+		await host.command('/test-set tools.approval {"bash":"deny","read":"Prompt"}');
+		// `--approval-mode` is an override: a plain set underneath it changes nothing, and the picture agrees.
+		await host.command('/test-set tools.approvalMode "yolo"');
+		expect(await status()).toContain("approvals: always-ask");
+		await host.command('/test-override tools.approvalMode "yolo"');
+		try {
+			const text = await status();
+			expect(text).toContain("approvals: yolo: remote calls run every tool without a prompt");
+			expect(text).toContain("tools.approval.bash=deny: bash refused to every caller");
+			expect(text).toContain("tools.approval.read=prompt: read prompts on every call");
+		} finally {
+			await host.command("/test-set tools.approval {}");
+			await host.command('/test-override tools.approvalMode "always-ask"');
+		}
+		expect(await status()).not.toContain("tools.approval.");
+	}, 60_000);
+
+	test("a remote call's prompt is preceded by a notification naming its token and client", async () => {
+		const init = await rpcPost(
+			host,
+			{
+				jsonrpc: "2.0",
+				id: 0,
+				method: "initialize",
+				params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "label\u001b[31m-client" } },
+			},
+			{ authorization: `Bearer ${CI}` },
+		);
+		const sid = init.headers.get("mcp-session-id") ?? "";
+		await init.text();
+		const marker = `label-${crypto.randomUUID()}`;
+		const pending = rpcPost(
+			host,
+			{
+				jsonrpc: "2.0",
+				id: 1,
+				method: "tools/call",
+				params: { name: "bash", arguments: { command: `echo ${marker}` } },
+			},
+			{ authorization: `Bearer ${CI}`, "mcp-session-id": sid },
+		);
+		const prompt = await host.waitFrame(f => isSelect(f) && String(f.title).includes(marker), 20_000);
+		const i = host.frames.indexOf(prompt);
+		const label = host.frames
+			.slice(0, i)
+			.reverse()
+			.find(f => f.type === "extension_ui_request" && f.method === "notify");
+		// The escape sequence a client sends in its name never reaches the host's screen.
+		expect(String(label?.message)).toBe("A2A remote call: bash — token ci, client label [31m-client awaits approval");
+		host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
+		const body = (await (await pending).json()) as { result: { isError: boolean } };
+		expect(body.result.isError).toBe(true);
+	}, 60_000);
+});
