@@ -79,7 +79,8 @@ export class TokenSet {
 
 	/** Adds `name`, or gives it a new secret (the old one stops working at once). */
 	set(name: string, token: string): void {
-		this.remove(name);
+		const old = this.#byName.get(name);
+		if (old) this.#nameByDigest.delete(old.fingerprint);
 		const fingerprint = TokenSet.digest(token);
 		this.#byName.set(name, { token, fingerprint });
 		this.#nameByDigest.set(fingerprint, name);

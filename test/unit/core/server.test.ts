@@ -1160,3 +1160,93 @@ describe("BridgeServer extra routes", () => {
 		expect(logged[0]).toStartWith("a2a-bridge: internal error on GET /blob: Error: secret detail");
 	});
 });
+
+describe("BridgeServer named tokens", () => {
+	const CI = "ci-token-0123456789abcdefghijklmnopqrstuvwx";
+	const named = () => makeServer({ opts: { tokens: [{ name: "ci", token: CI }] } });
+	const as = (token: string, extra: Hdrs = {}) => ({ authorization: `Bearer ${token}`, ...extra });
+	const init = async (h: Harness, token: string, client?: string) => {
+		const params = {
+			protocolVersion: "2025-11-25",
+			capabilities: {},
+			...(client ? { clientInfo: { name: client } } : {}),
+		};
+		const res = await h.server.handle(post(rpc("initialize", params), as(token)));
+		return res.headers.get("mcp-session-id") as string;
+	};
+
+	test("a named token is a full caller; its calls carry its name and client", async () => {
+		const h = named();
+		const sid = await init(h, CI, "x\u001b]0;evil\u0007y");
+		await expectResult(await h.server.handle(post(toolCall("read", {}), as(CI, { "mcp-session-id": sid }))));
+		expect(h.calls[0]?.caller).toEqual({ sid, token: "ci", client: "x ]0;evil y" });
+		expect(h.starts[0]).toMatchObject({ token: "ci", client: "x ]0;evil y" });
+	});
+
+	test("another token's session id -> 404, both ways", async () => {
+		const h = named();
+		const ci = await init(h, CI);
+		const owner = await init(h, TOKEN);
+		await expectRpcError(
+			await h.server.handle(post(rpc("ping"), as(TOKEN, { "mcp-session-id": ci }))),
+			404,
+			-32001,
+			"session not found",
+			1,
+		);
+		await expectRpcError(
+			await h.server.handle(post(rpc("ping"), as(CI, { "mcp-session-id": owner }))),
+			404,
+			-32001,
+			"session not found",
+			1,
+		);
+	});
+
+	test("revokeToken -> its calls cancelled and sessions ended at once; the owner's call and session untouched", async () => {
+		const { h, entered } = hangingServer();
+		h.server.setToken("ci", CI);
+		const ci = await init(h, CI);
+		const owner = await init(h, TOKEN);
+		const ciCall = h.server.handle(post(toolCall("bash", {}, 1), as(CI, { "mcp-session-id": ci })));
+		const ciReq = await entered.promise;
+		const ownerCall = h.server.handle(post(toolCall("bash", {}, 2), as(TOKEN, { "mcp-session-id": owner })));
+		await Bun.sleep(0);
+		expect(h.server.revokeToken("ci")).toBe(true);
+		await expectRpcError(await ciCall, 200, -32800, "request cancelled", 1);
+		expect(ciReq.signal.aborted).toBe(true);
+		expect(h.dones).toEqual([expect.objectContaining({ token: "ci", cancelled: true })]);
+		expect((await h.server.handle(post(rpc("ping"), as(CI, { "mcp-session-id": ci })))).status).toBe(401);
+		expect((await h.server.handle(post(rpc("ping"), as(TOKEN, { "mcp-session-id": owner })))).status).toBe(200);
+		expect([...h.server.inFlight.values()].map(c => c.token)).toEqual(["owner"]);
+		void ownerCall;
+	});
+
+	test("setToken of a new name adds it without ending anything; of a live name replaces it and ends its sessions", async () => {
+		const h = named();
+		const ci = await init(h, CI);
+		h.server.setToken("bot", OTHER_TOKEN);
+		expect((await h.server.handle(post(rpc("ping"), as(CI, { "mcp-session-id": ci })))).status).toBe(200);
+		h.server.setToken("ci", `${CI}-new`);
+		expect((await h.server.handle(post(rpc("ping"), as(CI, { "mcp-session-id": ci })))).status).toBe(401);
+		expect((await h.server.handle(post(rpc("ping"), as(`${CI}-new`, { "mcp-session-id": ci })))).status).toBe(404);
+		expect(h.server.tokenNames()).toEqual(["owner", "ci", "bot"]);
+	});
+
+	test("extra routes get the caller's token name, and the sid only of that token's own session", async () => {
+		const seen: unknown[] = [];
+		const h = makeServer({
+			opts: {
+				tokens: [{ name: "ci", token: CI }],
+				routes: { "/x": { methods: ["GET"], handle: async (_r, c) => (seen.push(c), new Response("ok")) } },
+			},
+		});
+		const ci = await init(h, CI, "cli");
+		await h.server.handle(request("GET", "/x", as(CI, { "mcp-session-id": ci })));
+		await h.server.handle(request("GET", "/x", as(TOKEN, { "mcp-session-id": ci })));
+		expect(seen).toEqual([
+			{ sid: ci, token: "ci", client: "cli" },
+			{ sid: null, token: "owner", client: null },
+		]);
+	});
+});

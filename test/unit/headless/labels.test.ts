@@ -1,0 +1,51 @@
+import { describe, expect, test } from "bun:test";
+import { callerLabel } from "../../../src/core/caller-label.ts";
+import { describeAnswerer, describeDecision, formatPrompt } from "../../../src/headless/cli.ts";
+import { parseApprovalPicture } from "../../../src/headless/frames.ts";
+import { LabelQueue, MAX_PENDING_LABELS } from "../../../src/headless/labels.ts";
+
+describe("LabelQueue", () => {
+	test("a label is consumed (not printed) and given to the next prompt for its tool", () => {
+		const q = new LabelQueue();
+		expect(q.offer("host says hello")).toBe(false);
+		expect(q.offer(callerLabel("bash", { token: "ci", client: "cc" }))).toBe(true);
+		expect(q.offer(callerLabel("write", { token: "bot", client: null }))).toBe(true);
+		expect(q.take("write")).toEqual({ token: "bot", client: null });
+		expect(q.take("write")).toBe(undefined);
+		expect(q.take("bash")).toEqual({ token: "ci", client: "cc" });
+	});
+	test("an unlabelled prompt (the host's own model) gets no caller", () => {
+		expect(new LabelQueue().take("bash")).toBe(undefined);
+	});
+	test("bounded: the oldest labels are dropped past the limit", () => {
+		const q = new LabelQueue();
+		for (let i = 0; i <= MAX_PENDING_LABELS; i++) q.offer(callerLabel("bash", { token: `t${i}`, client: null }));
+		expect(q.take("bash")?.token).toBe("t1");
+	});
+});
+
+describe("decision lines name the caller", () => {
+	const prompt = { id: "1", tool: "bash", details: ["Command: make"], caller: { token: "ci", client: "cc" } };
+	test("describeDecision", () => {
+		expect(describeDecision(prompt, { value: "Deny", reason: "--approvals deny" })).toBe(
+			"approval: bash (Command: make) from token ci, client cc -> Deny (--approvals deny)",
+		);
+		const { caller: _c, ...bare } = prompt;
+		expect(describeDecision(bare, { value: "Deny", reason: "x" })).toBe("approval: bash (Command: make) -> Deny (x)");
+	});
+	test("formatPrompt", () => {
+		expect(formatPrompt(prompt, 60_000, 0)).toContain("Approval needed: bash from token ci, client cc");
+	});
+	test("describeAnswerer per mode", () => {
+		expect(describeAnswerer("deny", 60_000)).toContain("Deny at once (--approvals deny)");
+		expect(describeAnswerer("approve", 60_000)).toContain("Approve at once");
+		expect(describeAnswerer("ask", 30_000)).toContain("Deny after 30 s");
+	});
+	test("parseApprovalPicture", () => {
+		expect(parseApprovalPicture("A2A bridge approval picture (x):\napprovals: yolo\nblob=write")).toEqual([
+			"approvals: yolo",
+			"blob=write",
+		]);
+		expect(parseApprovalPicture("A2A bridge listening on http://x/")).toBe(null);
+	});
+});
