@@ -5,7 +5,16 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type Host, ROOT, type RpcFrame, rpcPost, useSharedHost } from "../../helpers/host.ts";
+import {
+	callTool,
+	type Host,
+	openSession,
+	ROOT,
+	type RpcFrame,
+	rpcPost,
+	useSharedHost,
+	withHost,
+} from "../../helpers/host.ts";
 
 const CI = `ci-${"c".repeat(40)}`;
 const SETTINGS_EXT = join(ROOT, "test", "fixtures", "settings-ext.ts");
@@ -97,5 +106,24 @@ describe("approval picture (real host, always-ask, blob read)", () => {
 		host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
 		const body = (await (await pending).json()) as { result: { isError: boolean } };
 		expect(body.result.isError).toBe(true);
+	}, 60_000);
+});
+
+describe("the README's TUI variant: deny entries in ~/.omp/agent/config.yml", () => {
+	test("a denied tool is refused without a prompt, and the picture names the entry", async () => {
+		const config = "tools:\n  approvalMode: always-ask\n  approval:\n    bash: deny\n    write: deny\n    edit: deny\n";
+		await withHost({ files: { ".omp/agent/config.yml": config } }, async h => {
+			const picture = await h.waitFrame(
+				x => x.type === "extension_ui_request" && String(x.message).startsWith("A2A bridge approval picture"),
+			);
+			expect(String(picture.message)).toContain("approvals: always-ask");
+			expect(String(picture.message)).toContain("tools.approval.bash=deny: bash refused to every caller");
+			const sid = await openSession(h);
+			const r = await callTool(h, sid, "bash", { command: "echo never" });
+			const result = r.body.result as { isError: boolean; content: Array<{ text: string }> };
+			expect(result.isError).toBe(true);
+			expect(result.content[0]?.text).toContain('Tool "bash" is blocked by user policy');
+			expect(h.frames.some(isSelect)).toBe(false);
+		});
 	}, 60_000);
 });
