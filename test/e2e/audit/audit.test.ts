@@ -40,7 +40,8 @@ describe("audit log of a real host", () => {
 		expect(start.id).toBe(done.id);
 		expect(start.sid).toBe(sid);
 		expect(done).toMatchObject({ sid, tool: "bash", isError: false });
-		expect(Object.keys(start)).toEqual(["ts", "id", "sid", "phase", "tool", "args"]);
+		expect(Object.keys(start)).toEqual(["ts", "id", "sid", "token", "client", "phase", "tool", "args"]);
+		expect(start).toMatchObject({ token: "owner", client: "test" });
 		expect(Object.keys(done)).toEqual(["ts", "id", "sid", "phase", "tool", "isError", "args"]);
 		// The tool saw its own start line, but not its done line.
 		expect(seenByTool).toContain(start.id);
@@ -120,7 +121,7 @@ describe("hung calls", () => {
 			expect(recs.map(x => x.phase)).toEqual(["start"]);
 			await host.command("/a2a");
 			const status = host.notifications().find(m => m.startsWith("A2A bridge: http")) ?? "";
-			expect(status).toMatch(/calls in flight: 1 — bash \(\d+ s\)/);
+			expect(status).toMatch(/calls in flight: 1 — bash \(\d+ s, token owner, client test\)/);
 			host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
 			await pending;
 			expect(
