@@ -42,7 +42,7 @@ describe("audit log of a real host", () => {
 		expect(done).toMatchObject({ sid, tool: "bash", isError: false });
 		expect(Object.keys(start)).toEqual(["ts", "id", "sid", "token", "client", "phase", "tool", "args"]);
 		expect(start).toMatchObject({ token: "owner", client: "test" });
-		expect(Object.keys(done)).toEqual(["ts", "id", "sid", "phase", "tool", "isError", "args"]);
+		expect(Object.keys(done)).toEqual(["ts", "id", "sid", "token", "client", "phase", "tool", "isError", "args"]);
 		// The tool saw its own start line, but not its done line.
 		expect(seenByTool).toContain(start.id);
 		expect(seenByTool.split(start.id).length - 1).toBe(1);
