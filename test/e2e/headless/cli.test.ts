@@ -185,7 +185,9 @@ describe("headless host", () => {
 		const r = await bashCall(h, `touch ${marker}`);
 		expect(r.isError).toBe(true);
 		expect(r.text).toContain("Tool call denied by user: bash");
-		expect(h.out).toContain(`approval: bash (Command: touch ${marker}) -> Deny (--approvals deny)`);
+		expect(h.out).toContain(
+			`approval: bash (Command: touch ${marker}) from token owner, client test -> Deny (--approvals deny)`,
+		);
 		expect(existsSync(join(h.cwd, marker))).toBe(false);
 		// Only the bridge's own files appeared among the user's files; the placeholder was written nowhere.
 		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG, BRIDGE_RUNTIME]);
@@ -209,7 +211,9 @@ describe("headless host", () => {
 		const r = await bashCall(h, `echo ${marker}`);
 		expect(r).toMatchObject({ isError: false });
 		expect(r.text).toContain(marker);
-		expect(h.out).toContain(`approval: bash (Command: echo ${marker}) -> Approve (--approvals approve)`);
+		expect(h.out).toContain(
+			`approval: bash (Command: echo ${marker}) from token owner, client test -> Approve (--approvals approve)`,
+		);
 		h.proc.kill("SIGTERM");
 		await expectCleanStop(h, await h.proc.exited);
 		expect(userFiles(h.home)).toEqual({
@@ -227,25 +231,38 @@ describe("headless host", () => {
 		const ask = async (command: string, answer: string | null) => {
 			const from = h.out.length;
 			const pending = bashCall(h, command);
-			await h.waitFor(new RegExp(`Approval needed: bash\\n {2}Command: ${command}\\n.*Deny in 2 s`), 30_000, from);
+			await h.waitFor(
+				new RegExp(`Approval needed: bash from token owner, client test\\n {2}Command: ${command}\\n.*Deny in 2 s`),
+				30_000,
+				from,
+			);
 			if (answer !== null) h.type(answer);
 			return pending;
 		};
 		const yes = await ask("echo ask-yes", "y\n");
 		expect(yes).toMatchObject({ isError: false });
 		expect(yes.text).toContain("ask-yes");
-		expect(h.out).toContain("approval: bash (Command: echo ask-yes) -> Approve (answered on the terminal)");
+		expect(h.out).toContain(
+			"approval: bash (Command: echo ask-yes) from token owner, client test -> Approve (answered on the terminal)",
+		);
 		const no = await ask("echo ask-no", "n\n");
 		expect(no).toEqual({ isError: true, text: expect.stringContaining("denied") });
-		expect(h.out).toContain("approval: bash (Command: echo ask-no) -> Deny (answered on the terminal)");
+		expect(h.out).toContain(
+			"approval: bash (Command: echo ask-no) from token owner, client test -> Deny (answered on the terminal)",
+		);
 		const silent = await ask("echo ask-silent", null);
 		expect(silent.isError).toBe(true);
-		expect(h.out).toContain("approval: bash (Command: echo ask-silent) -> Deny (no answer within 2 s)");
+		expect(h.out).toContain(
+			"approval: bash (Command: echo ask-silent) from token owner, client test -> Deny (no answer within 2 s)",
+		);
 		(h.proc.stdin as import("bun").FileSink).end();
 		const closed = await bashCall(h, "echo ask-closed");
 		expect(closed.isError).toBe(true);
 		// The decision line and the call's answer travel on different pipes: wait for the line.
-		await h.waitFor(/approval: bash \(Command: echo ask-closed\) -> Deny \(terminal input closed\)/, 10_000);
+		await h.waitFor(
+			/approval: bash \(Command: echo ask-closed\) from token owner, client test -> Deny \(terminal input closed\)/,
+			10_000,
+		);
 		h.proc.kill("SIGINT");
 		await expectCleanStop(h, await h.proc.exited);
 	}, 120_000);
@@ -255,12 +272,16 @@ describe("headless host", () => {
 		current = h;
 		expect(h.out).toContain("approvals: ask (default: stdin is a terminal)");
 		const pending = bashCall(h, "echo via-pty");
-		await h.waitFor(/Approval needed: bash\r?\n {2}Command: echo via-pty\r?\n.*Deny in 60 s/);
+		await h.waitFor(
+			/Approval needed: bash from token owner, client test\r?\n {2}Command: echo via-pty\r?\n.*Deny in 60 s/,
+		);
 		h.type("y\r");
 		const r = await pending;
 		expect(r).toMatchObject({ isError: false });
 		expect(r.text).toContain("via-pty");
-		expect(h.out).toContain("approval: bash (Command: echo via-pty) -> Approve (answered on the terminal)");
+		expect(h.out).toContain(
+			"approval: bash (Command: echo via-pty) from token owner, client test -> Approve (answered on the terminal)",
+		);
 		h.type("\x03");
 		await expectCleanStop(h, await h.proc.exited);
 	}, 120_000);
