@@ -1238,7 +1238,15 @@ describe("BridgeServer named tokens", () => {
 		const h = makeServer({
 			opts: {
 				tokens: [{ name: "ci", token: CI }],
-				routes: { "/x": { methods: ["GET"], handle: async (_r, c) => (seen.push(c), new Response("ok")) } },
+				routes: {
+					"/x": {
+						methods: ["GET"],
+						handle: async (_r, c) => {
+							seen.push(c);
+							return new Response("ok");
+						},
+					},
+				},
 			},
 		});
 		const ci = await init(h, CI, "cli");
