@@ -9,9 +9,6 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { type BlobMode, type NamedToken, tokenProblem, validateBlobMode, validateTokens } from "./tokens.ts";
 
-export type { BlobMode, NamedToken } from "./tokens.ts";
-export { MIN_TOKEN_CHARS, OWNER } from "./tokens.ts";
-
 export type HostLlm = "allow" | "deny";
 
 export interface BridgeConfig {

@@ -5,8 +5,8 @@
  */
 
 export const OWNER = "owner";
-export const MIN_TOKEN_CHARS = 32;
-export const TOKEN_NAME = /^[a-z0-9_-]{1,32}$/;
+const MIN_TOKEN_CHARS = 32;
+const TOKEN_NAME = /^[a-z0-9_-]{1,32}$/;
 export const MAX_NAMED_TOKENS = 256;
 
 export interface NamedToken {
@@ -15,7 +15,7 @@ export interface NamedToken {
 }
 
 export type BlobMode = "write" | "read" | "off";
-export const BLOB_MODES: readonly BlobMode[] = ["write", "read", "off"];
+const BLOB_MODES: readonly BlobMode[] = ["write", "read", "off"];
 
 /** Why `value` cannot be a token (the §1 rules), or null when it can. */
 export function tokenProblem(value: string): string | null {

@@ -64,6 +64,21 @@ export const cancelFrame = (id: string): string =>
 export const promptFrame = (id: string, message: string): string =>
 	`${JSON.stringify({ type: "prompt", id, message })}\n`;
 
+/** Whose remote call an approval prompt belongs to, as the bridge announces it just before the prompt. */
+export interface ParsedLabel {
+	tool: string;
+	token: string;
+	client: string | null;
+}
+
+const LABEL = /^A2A remote call: (\S+) — token (\S+)(?:, client (.+))? awaits approval$/;
+
+/** The bridge's `A2A remote call: <tool> — token <name>[, client <client>] awaits approval`, or null. */
+export function parseCallerLabel(message: string): ParsedLabel | null {
+	const m = LABEL.exec(message);
+	return m?.[1] && m[2] ? { tool: m[1], token: m[2], client: m[3] ?? null } : null;
+}
+
 /** The bridge's approval picture at start (`A2A bridge approval picture …` then one line each). */
 export function parseApprovalPicture(message: string): string[] | null {
 	const [first, ...rest] = message.split("\n");

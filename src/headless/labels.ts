@@ -3,7 +3,7 @@
  * no way to put the label into the prompt itself; the notification comes just before its prompt, so
  * the first queued label for the same tool belongs to the next prompt for that tool. Bounded.
  */
-import { type ParsedLabel, parseCallerLabel } from "../core/caller-label.ts";
+import { type ParsedLabel, parseCallerLabel } from "./frames.ts";
 
 export const MAX_PENDING_LABELS = 64;
 

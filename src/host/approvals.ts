@@ -6,7 +6,7 @@
  */
 import type { BlobMode } from "../config/tokens.ts";
 
-export const APPROVAL_MODES = ["yolo", "write", "always-ask"] as const;
+const APPROVAL_MODES = ["yolo", "write", "always-ask"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export type ToolPolicy = "allow" | "deny" | "prompt";
 

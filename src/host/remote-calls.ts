@@ -2,11 +2,17 @@
  * Remote calls in flight, by the tool call id the bridge hands to the host, so the host's
  * `tool_approval_requested` event (which carries only that id) can be told it is a remote call and by
  * whom. A host prompt cannot be labelled (no supported API): the label goes out as a notification just
- * before it (see core/caller-label.ts).
+ * before it, and the headless host pairs it with the prompt (its reader: `parseCallerLabel` in
+ * src/headless/frames.ts; a unit test holds the two to one format).
  */
 import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
-import { callerLabel } from "../core/caller-label.ts";
 import type { CallerInfo, ToolCallRequest } from "../core/types.ts";
+
+/** The notice before a remote call's approval prompt. Token names and tool names hold no spaces. */
+export function callerLabel(tool: string, caller: Pick<CallerInfo, "token" | "client">): string {
+	const client = caller.client ? `, client ${caller.client}` : "";
+	return `A2A remote call: ${tool} — token ${caller.token}${client} awaits approval`;
+}
 
 export class RemoteCalls {
 	readonly #byCallId = new Map<string, { tool: string; caller: CallerInfo }>();

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/log.ts";
-import { BLOB_ERRORS, type BlobMode, blobRefusal, createBlobRoute } from "../../../src/blob/route.ts";
+import { BLOB_ERRORS, type BlobMode, blobRefusal } from "../../../src/blob/parse.ts";
+import { createBlobRoute } from "../../../src/blob/route.ts";
 
 describe("blobRefusal", () => {
 	const table: Array<[BlobMode, string, boolean]> = [

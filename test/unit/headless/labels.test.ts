@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { callerLabel } from "../../../src/core/caller-label.ts";
-import { describeAnswerer, describeDecision, formatPrompt } from "../../../src/headless/cli.ts";
-import { parseApprovalPicture } from "../../../src/headless/frames.ts";
+import { Approver, describeAnswerer, describeDecision } from "../../../src/headless/cli.ts";
+import { parseApprovalPicture, parseCallerLabel } from "../../../src/headless/frames.ts";
 import { LabelQueue, MAX_PENDING_LABELS } from "../../../src/headless/labels.ts";
+import { callerLabel } from "../../../src/host/remote-calls.ts";
 
 describe("LabelQueue", () => {
 	test("a label is consumed (not printed) and given to the next prompt for its tool", () => {
@@ -33,8 +33,12 @@ describe("decision lines name the caller", () => {
 		const { caller: _c, ...bare } = prompt;
 		expect(describeDecision(bare, { value: "Deny", reason: "x" })).toBe("approval: bash (Command: make) -> Deny (x)");
 	});
-	test("formatPrompt", () => {
-		expect(formatPrompt(prompt, 60_000, 0)).toContain("Approval needed: bash from token ci, client cc");
+	test("the prompt on the terminal (ask mode)", () => {
+		let shown = "";
+		const input = (async function* () {})();
+		const approver = new Approver({ mode: "ask", timeoutMs: 60_000, input, output: { write: t => (shown += t) } });
+		void approver.decide(prompt);
+		expect(shown).toContain("Approval needed: bash from token ci, client cc");
 	});
 	test("describeAnswerer per mode", () => {
 		expect(describeAnswerer("deny", 60_000)).toContain("Deny at once (--approvals deny)");

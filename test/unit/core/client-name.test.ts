@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { callerLabel, parseCallerLabel } from "../../../src/core/caller-label.ts";
 import { clientName, MAX_CLIENT_NAME } from "../../../src/core/client-name.ts";
+// The writer (the bridge) and the reader (the headless host) of one format, held together here.
+import { parseCallerLabel } from "../../../src/headless/frames.ts";
+import { callerLabel } from "../../../src/host/remote-calls.ts";
 
 describe("clientName (hostile clientInfo)", () => {
 	test("a plain name -> as sent", () => {
