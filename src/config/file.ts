@@ -130,8 +130,12 @@ export function rotateToken(path: string, current: BridgeConfig, name: string = 
 	const entries = rawTokens(path, raw);
 	const known = current.tokens.some(t => t.name === name) || entries.some(e => entryName(e) === name);
 	if (!known) throw new Error(`no token named '${name}'`);
-	const rest = entries.filter(e => entryName(e) !== name);
-	writeFileAtomic0600(path, serialize({ ...raw, tokens: [...rest, { name, token }] }));
+	// Replaced in place; a name live but missing from the file (edited since the start) is appended.
+	const onDisk = entries.some(e => entryName(e) === name);
+	const tokens = onDisk
+		? entries.map(e => (entryName(e) === name ? { name, token } : e))
+		: [...entries, { name, token }];
+	writeFileAtomic0600(path, serialize({ ...raw, tokens }));
 	return token;
 }
 
