@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Approver, describeAnswerer, describeDecision } from "../../../src/headless/cli.ts";
-import { parseApprovalPicture, parseCallerLabel } from "../../../src/headless/frames.ts";
+import { parseApprovalPicture } from "../../../src/headless/frames.ts";
 import { LabelQueue, MAX_PENDING_LABELS } from "../../../src/headless/labels.ts";
 import { callerLabel } from "../../../src/host/remote-calls.ts";
 
