@@ -221,7 +221,7 @@ describe("2026-07-28: refusals", () => {
 		const posted = JSON.stringify({ jsonrpc: "2.0", id: 5, result: {} });
 		await expectError(await fetch(host.url, { method: "POST", headers, body: posted }), 400, -32600, 5);
 	});
-	test("hostile clientInfo name (100 KB) -> the call runs; the audit keeps 128 characters", async () => {
+	test("hostile clientInfo name (100 KB) -> the call runs; the audit keeps 64 characters and an ellipsis", async () => {
 		const marker = `long-client-${crypto.randomUUID()}`;
 		const meta = { ...envelope(), "io.modelcontextprotocol/clientInfo": { name: "c".repeat(100_000), version: "0" } };
 		const res = await modernPost(
@@ -235,6 +235,7 @@ describe("2026-07-28: refusals", () => {
 			const r = auditLines(host, marker);
 			return r.length === 2 ? r : undefined;
 		});
-		expect(String(records[0]?.client).length).toBe(128);
+		// One rule for both eras' client names (src/core/client-name.ts): 64 characters, then "…".
+		expect(String(records[0]?.client)).toBe(`${"c".repeat(64)}…`);
 	}, 30_000);
 });
