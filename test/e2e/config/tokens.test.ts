@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { type Host, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
+import { auditLines, envelope, modernPost, until } from "../../helpers/modern.ts";
 
 const CI = `ci-${"c".repeat(40)}`;
 const BOT = `bot-${"b".repeat(40)}`;
@@ -200,6 +201,29 @@ describe("named tokens (real host)", () => {
 			expect(text).toContain(expected);
 		}
 		expect(readFileSync(host.configPath, "utf8")).toBe(before);
+	}, 60_000);
+});
+
+describe("named tokens in the 2026-07-28 era (no session)", () => {
+	test("a modern call with a named token is audited under its name; revoking it cancels the call at once", async () => {
+		await a2a("/a2a token add modern", m => m.includes("token 'modern'"));
+		const secret = JSON.parse(readFileSync(host.configPath, "utf8")).tokens.find(
+			(t: { name: string }) => t.name === "modern",
+		).token as string;
+		const marker = `modern-${crypto.randomUUID()}`;
+		const pending = modernPost(
+			host,
+			"tools/call",
+			{ name: "bash", arguments: { command: `sleep 20; echo ${marker}` } },
+			{ meta: envelope("modern-client"), headers: { authorization: `Bearer ${secret}` } },
+		);
+		const start = await until("the start record", 15_000, () => auditLines(host, marker)[0]);
+		expect(start).toMatchObject({ sid: null, token: "modern", client: "modern-client", phase: "start" });
+		await a2a("/a2a token revoke modern", m => m.includes("revoked"));
+		const body = (await (await pending).json()) as { error?: { code: number } };
+		expect(body.error?.code).toBe(-32800);
+		const done = await until("the done record", 5000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		expect(done).toMatchObject({ token: "modern", cancelled: true });
 	}, 60_000);
 });
 
