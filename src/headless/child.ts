@@ -67,8 +67,9 @@ function handleFrames(omp: Omp, approver: Approver): void {
 				if (omp.onNotify?.(f.message) || labels.offer(f.message)) continue;
 				say(f.level === "info" ? `host: ${f.message}` : `host [${f.level}]: ${f.message}`);
 			} else if (f.kind === "approval") {
-				const caller = labels.take(f.prompt.tool);
-				if (caller) f.prompt.caller = caller;
+				// The label in the prompt's title wins; the notice before it is the fallback (and is consumed).
+				const noticed = labels.take(f.prompt.tool);
+				if (noticed && !f.prompt.caller) f.prompt.caller = noticed;
 				approver.decide(f.prompt).then(d => {
 					send(omp, answerFrame(f.prompt.id, d.value));
 					say(describeDecision(f.prompt, d));

@@ -24,11 +24,22 @@ export type HostFrame =
 
 const DIALOG_METHODS = new Set(["select", "confirm", "input", "editor"]);
 
-/** `Allow tool: bash\nCommand: make` (omp `formatApprovalPrompt`) -> tool and detail lines. */
-export function parseApprovalTitle(title: string): { tool: string; details: string[] } {
-	const [first = "", ...rest] = title.split("\n");
+const PROMPT_LABEL = /^Remote call \(A2A\): token (\S+)(?:, client (.+))?$/;
+
+/**
+ * `Allow tool: bash\nCommand: make` (omp `formatApprovalPrompt`) -> tool and detail lines; a last line
+ * `Remote call (A2A): token <name>[, client <client>]` (the bridge's label) becomes `caller`.
+ */
+export function parseApprovalTitle(title: string): Omit<ApprovalPrompt, "id"> {
+	const lines = title.split("\n");
+	const label = PROMPT_LABEL.exec(lines.at(-1) ?? "");
+	if (label?.[1]) lines.pop();
+	const caller = label?.[1] ? { caller: { token: label[1], client: label[2] ?? null } } : {};
+	const [first = "", ...rest] = lines;
 	const m = /^Allow tool: (.+)$/.exec(first);
-	return m?.[1] ? { tool: m[1], details: rest } : { tool: "(unnamed tool)", details: [first, ...rest] };
+	return m?.[1]
+		? { tool: m[1], details: rest, ...caller }
+		: { tool: "(unnamed tool)", details: [first, ...rest], ...caller };
 }
 
 export function readFrame(line: string): HostFrame {

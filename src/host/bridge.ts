@@ -8,6 +8,7 @@
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { Catalog } from "./catalog.ts";
 import { lendCallSignal, type PromptUi, withCallSignal } from "./prompt-signal.ts";
+import { promptLabel } from "./remote-calls.ts";
 import { errorText, type HostAccess, type HostJobManager, type HostSession, type HostToolResult } from "./shapes.ts";
 
 export { annotationsFor } from "./catalog.ts";
@@ -66,8 +67,10 @@ export class HostBridge {
 		try {
 			const ui = main.extensionRunner?.getUIContext() as PromptUi | undefined;
 			if (typeof ui?.select === "function") lendCallSignal(ui);
-			const result = await withCallSignal(req.signal, () =>
-				tool.execute(req.callId, req.args, req.signal, onUpdate, undefined),
+			const result = await withCallSignal(
+				req.signal,
+				() => tool.execute(req.callId, req.args, req.signal, onUpdate, undefined),
+				promptLabel(req.caller),
 			);
 			const jobId = backgroundedJobId(result);
 			outcome =

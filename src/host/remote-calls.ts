@@ -1,12 +1,18 @@
 /**
  * Remote calls in flight, by the tool call id the bridge hands to the host, so the host's
  * `tool_approval_requested` event (which carries only that id) can be told it is a remote call and by
- * whom. A host prompt cannot be labelled (no supported API): the label goes out as a notification just
- * before it, and the headless host pairs it with the prompt (its reader: `parseCallerLabel` in
- * src/headless/frames.ts; a unit test holds the two to one format).
+ * whom. omp has no supported way to label its prompt: the bridge appends `promptLabel` to the dialog's
+ * title through its select wrapper (prompt-signal.ts) and, in case that host surface ever changes, also
+ * notifies just before it. The headless host reads both (`parseApprovalTitle`, `parseCallerLabel` in
+ * src/headless/frames.ts; a unit test holds writer and reader to one format).
  */
 import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
 import type { CallerInfo, ToolCallRequest } from "../core/types.ts";
+
+/** The last line of a remote call's approval prompt (see prompt-signal.ts); read back by the headless host. */
+export function promptLabel(caller: Pick<CallerInfo, "token" | "client">): string {
+	return `Remote call (A2A): token ${caller.token}${caller.client ? `, client ${caller.client}` : ""}`;
+}
 
 /** The notice before a remote call's approval prompt. Token names and tool names hold no spaces. */
 export function callerLabel(tool: string, caller: Pick<CallerInfo, "token" | "client">): string {

@@ -71,7 +71,7 @@ describe("approval picture (real host, always-ask, blob read)", () => {
 		expect(await status()).not.toContain("tools.approval.");
 	}, 60_000);
 
-	test("a remote call's prompt is preceded by a notification naming its token and client", async () => {
+	test("a remote call's prompt names its token and client, and a notification precedes it", async () => {
 		const init = await rpcPost(
 			host,
 			{
@@ -103,6 +103,8 @@ describe("approval picture (real host, always-ask, blob read)", () => {
 			.find(f => f.type === "extension_ui_request" && f.method === "notify");
 		// The escape sequence a client sends in its name never reaches the host's screen.
 		expect(String(label?.message)).toBe("A2A remote call: bash — token ci, client label [31m-client awaits approval");
+		// And the dialog itself ends with the label (the bridge's select wrapper).
+		expect(String(prompt.title)).toEndWith("\nRemote call (A2A): token ci, client label [31m-client");
 		host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
 		const body = (await (await pending).json()) as { result: { isError: boolean } };
 		expect(body.result.isError).toBe(true);

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { parseApprovalTitle } from "../../../src/headless/frames.ts";
 import { lendCallSignal, type PromptUi, withCallSignal } from "../../../src/host/prompt-signal.ts";
+import { promptLabel } from "../../../src/host/remote-calls.ts";
 
 function fakeUi(): PromptUi & { seen: Array<AbortSignal | undefined> } {
 	const seen: Array<AbortSignal | undefined> = [];
@@ -50,5 +52,46 @@ describe("lendCallSignal", () => {
 			withCallSignal(b.signal, () => ui.select("b", [])),
 		]);
 		expect(ui.seen).toEqual([b.signal, a.signal]);
+	});
+});
+
+describe("the remote call's label in the prompt", () => {
+	function titles(): PromptUi & { seen: string[] } {
+		const seen: string[] = [];
+		return {
+			seen,
+			select(title) {
+				seen.push(title);
+				return Promise.resolve("Deny");
+			},
+		};
+	}
+	test("a select inside a labelled call ends with the label; outside, or unlabelled, the title is as the host made it", async () => {
+		const ui = titles();
+		lendCallSignal(ui);
+		const label = promptLabel({ token: "ci", client: "claude-code" });
+		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: bash\nCommand: make", []), label);
+		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: read", []));
+		await ui.select("Allow tool: write", []);
+		expect(ui.seen).toEqual([
+			"Allow tool: bash\nCommand: make\nRemote call (A2A): token ci, client claude-code",
+			"Allow tool: read",
+			"Allow tool: write",
+		]);
+	});
+	test("the headless host reads it back: tool, details and caller, the label line removed", () => {
+		const title = `Allow tool: bash\nCommand: make\n${promptLabel({ token: "ci", client: "a, b (c)" })}`;
+		expect(parseApprovalTitle(title)).toEqual({
+			tool: "bash",
+			details: ["Command: make"],
+			caller: { token: "ci", client: "a, b (c)" },
+		});
+		expect(parseApprovalTitle(`Allow tool: read\n${promptLabel({ token: "owner", client: null })}`)).toEqual({
+			tool: "read",
+			details: [],
+			caller: { token: "owner", client: null },
+		});
+		// A label-like line that is not last is a detail, not a caller (e.g. inside a command).
+		expect(parseApprovalTitle("Allow tool: bash\nRemote call (A2A): token x\nCommand: y").caller).toBe(undefined);
 	});
 });
