@@ -242,23 +242,26 @@ describe("headless host", () => {
 		const yes = await ask("echo ask-yes", "y\n");
 		expect(yes).toMatchObject({ isError: false });
 		expect(yes.text).toContain("ask-yes");
-		expect(h.out).toContain(
-			"approval: bash (Command: echo ask-yes) from token owner, client test -> Approve (answered on the terminal)",
+		// Each decision line and the call's answer travel on different pipes: wait for the line.
+		await h.waitFor(
+			/approval: bash \(Command: echo ask-yes\) from token owner, client test -> Approve \(answered on the terminal\)/,
+			10_000,
 		);
 		const no = await ask("echo ask-no", "n\n");
 		expect(no).toEqual({ isError: true, text: expect.stringContaining("denied") });
-		expect(h.out).toContain(
-			"approval: bash (Command: echo ask-no) from token owner, client test -> Deny (answered on the terminal)",
+		await h.waitFor(
+			/approval: bash \(Command: echo ask-no\) from token owner, client test -> Deny \(answered on the terminal\)/,
+			10_000,
 		);
 		const silent = await ask("echo ask-silent", null);
 		expect(silent.isError).toBe(true);
-		expect(h.out).toContain(
-			"approval: bash (Command: echo ask-silent) from token owner, client test -> Deny (no answer within 2 s)",
+		await h.waitFor(
+			/approval: bash \(Command: echo ask-silent\) from token owner, client test -> Deny \(no answer within 2 s\)/,
+			10_000,
 		);
 		(h.proc.stdin as import("bun").FileSink).end();
 		const closed = await bashCall(h, "echo ask-closed");
 		expect(closed.isError).toBe(true);
-		// The decision line and the call's answer travel on different pipes: wait for the line.
 		await h.waitFor(
 			/approval: bash \(Command: echo ask-closed\) from token owner, client test -> Deny \(terminal input closed\)/,
 			10_000,
