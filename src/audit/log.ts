@@ -8,9 +8,11 @@ import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CallAudit } from "../core/types.ts";
-import { redactArgs } from "./redact.ts";
+import { capString, capValue, digestString, redactArgs } from "./redact.ts";
 
 export const AUDIT_MAX_BYTES = 1024 * 1024;
+/** No record is larger (contract §15): a caller cannot rotate history away with a few big calls. */
+export const RECORD_MAX_BYTES = 8 * 1024;
 export const AUDIT_GENERATIONS = 3;
 const FAILURE_LOG_EVERY = 100;
 
@@ -33,6 +35,34 @@ export interface AuditRecord {
 	[extra: string]: unknown;
 }
 
+/** The caller's token name and client name, when known (contract §13, §14). */
+const caller = (c: { token?: string; client?: string | null }): Record<string, string> => ({
+	...(c.token !== undefined ? { token: c.token } : {}),
+	...(typeof c.client === "string" ? { client: c.client } : {}),
+});
+
+/**
+ * One JSONL line. Every field is capped as `args` is (long strings hashed, deep nesting cut); a line
+ * still over RECORD_MAX_BYTES keeps only the fixed fields, with `args` as a digest.
+ */
+export function recordLine(record: AuditRecord, at: Date): string {
+	const { id, sid, token: name, client, phase, tool, isError, args, ...rest } = record;
+	// The caller's token name and client name sit next to `sid` (contract §14); absent when unknown.
+	const who = capValue(caller({ token: name, client })) as Record<string, string>;
+	const head = {
+		ts: at.toISOString(),
+		id,
+		sid: sid === null ? null : capString(sid),
+		...who,
+		phase,
+		tool: capString(tool),
+	};
+	const redacted = redactArgs(args);
+	const line = `${JSON.stringify({ ...head, isError, args: redacted, ...(capValue(rest) as object) })}\n`;
+	if (Buffer.byteLength(line) <= RECORD_MAX_BYTES) return line;
+	return `${JSON.stringify({ ...head, isError, args: digestString(redacted), oversized: true })}\n`;
+}
+
 export interface AuditOptions {
 	path: string;
 	log: (line: string) => void;
@@ -49,12 +79,6 @@ export interface AuditLog {
 	failures(): number;
 	flush(): Promise<void>;
 }
-
-/** The caller's token name and client name, when known (contract §13, §14). */
-const caller = (c: { token?: string; client?: string | null }): Record<string, string> => ({
-	...(c.token !== undefined ? { token: c.token } : {}),
-	...(typeof c.client === "string" ? { client: c.client } : {}),
-});
 
 export function createAuditLog(opts: AuditOptions): AuditLog {
 	const maxBytes = opts.maxBytes ?? AUDIT_MAX_BYTES;
@@ -102,11 +126,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 	};
 
 	const write = (record: AuditRecord): void => {
-		const { id, sid, token: name, client, phase, tool, isError, args, ...rest } = record;
-		// The caller's token name and client name sit next to `sid` (contract §14); absent when unknown.
-		const who = caller({ token: name, client });
-		const ordered = { ts: now().toISOString(), id, sid, ...who, phase, tool, isError, args: redactArgs(args), ...rest };
-		let line = `${JSON.stringify(ordered)}\n`;
+		let line = recordLine(record, now());
 		const live = opts.token?.() ?? [];
 		for (const secret of typeof live === "string" ? [live] : live)
 			if (secret) line = line.split(secret).join("<token>");

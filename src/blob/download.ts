@@ -1,20 +1,39 @@
-/** `GET`/`HEAD /blob`: a regular file streamed back whole or by one byte range. */
-import { closeSync, openSync, type Stats } from "node:fs";
-import { type Ctx, osReason, statOrNull } from "./context.ts";
+/**
+ * `GET`/`HEAD /blob`: a regular file streamed back whole or by one byte range. The target is opened
+ * without blocking and checked on its descriptor (blob/target.ts). Kernel pseudo-files report a
+ * made-up size, so they are streamed to EOF with no `Content-Length` and no ranges. A body holds
+ * the connection's idle timer off and closes the connection when sent.
+ */
+import { closeSync, readSync } from "node:fs";
+import { holdOpen } from "../core/idle.ts";
+import type { Ctx } from "./context.ts";
 import { parseRange } from "./parse.ts";
+import { openTarget } from "./target.ts";
+
+const PSEUDO_READ_BYTES = 64 * 1024;
 
 export function download(req: Request, path: string, { note, refuse }: Ctx): Response {
-	let st: Stats | null;
-	try {
-		st = statOrNull(path);
-		// Opened once up front so that a permission error is a clear 500, not a cut-off stream.
-		if (st?.isFile()) closeSync(openSync(path, "r"));
-	} catch (err) {
-		return refuse(path, null, "read_failed", `cannot read ${path}: ${osReason(err)}`);
+	const opened = openTarget(path, "read");
+	if (!opened.ok) return refuse(path, null, opened.code, opened.message);
+	const { fd, st, pseudo } = opened;
+	const head = req.method === "HEAD";
+	if (pseudo !== null) {
+		if (head) {
+			closeSync(fd);
+			note(path, 0, 0);
+			return new Response(null, { status: 200, headers: { "content-type": "application/octet-stream" } });
+		}
+		const release = holdOpen(req);
+		const body = streamToEof(fd, bytes => {
+			release();
+			note(path, 0, bytes);
+		});
+		return new Response(body, {
+			status: 200,
+			headers: { "content-type": "application/octet-stream", connection: "close" },
+		});
 	}
-	if (st === null) return refuse(path, null, "not_found", `${path} does not exist`);
-	if (st.isDirectory()) return refuse(path, null, "is_directory", `${path} is a directory`);
-	if (!st.isFile()) return refuse(path, null, "not_a_file", `${path} is not a regular file`);
+	closeSync(fd);
 	const size = st.size;
 	const range = parseRange(req.headers.get("range"), size);
 	if (!range.ok) return refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` });
@@ -26,8 +45,44 @@ export function download(req: Request, path: string, { note, refuse }: Ctx): Res
 		"accept-ranges": "bytes",
 	};
 	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;
-	note(path, start, req.method === "HEAD" ? 0 : length);
+	note(path, start, head ? 0 : length);
+	if (head || length === 0) return new Response(null, { status: range.value ? 206 : 200, headers });
+	// Bun's idle timer runs while a response streams: a long download would be cut, so it is off and
+	// the connection ends with this response instead of idling on.
+	holdOpen(req);
+	headers.connection = "close";
 	// Slicing pins the length to the size seen above even if the file grows while it streams.
-	const body = req.method === "HEAD" ? null : Bun.file(path).slice(start, end + 1, "application/octet-stream");
+	const body = Bun.file(path).slice(start, end + 1, "application/octet-stream");
 	return new Response(body, { status: range.value ? 206 : 200, headers });
+}
+
+/** Reads `fd` to EOF (or to the first read that would block) and closes it; `done` gets the byte count. */
+function streamToEof(fd: number, done: (bytes: number) => void): ReadableStream<Uint8Array> {
+	let total = 0;
+	let open = true;
+	const finish = () => {
+		if (!open) return;
+		open = false;
+		closeSync(fd);
+		done(total);
+	};
+	return new ReadableStream<Uint8Array>({
+		pull(c) {
+			const buf = new Uint8Array(PSEUDO_READ_BYTES);
+			let n = 0;
+			try {
+				n = readSync(fd, buf, 0, buf.byteLength, null);
+			} catch {
+				// EAGAIN (nothing more without waiting) or a read error: end what was sent.
+			}
+			if (n > 0) {
+				total += n;
+				c.enqueue(buf.subarray(0, n));
+				return;
+			}
+			finish();
+			c.close();
+		},
+		cancel: finish,
+	});
 }

@@ -1,7 +1,7 @@
 /**
  * Raw bytes over HTTP (contract §7). `POST /blob` streams a request body to disk, `GET`/`HEAD` stream a
  * file back. Invariants: an upload never truncates and lands at the file's current end; one upload per
- * resolved path at a time, the lock released on every exit; the body goes to the file as it arrives,
+ * file (device and inode) at a time, the lock released on every exit; regular files only; the body goes to the file as it arrives,
  * never gathered in memory, so memory does not grow with the size; every request leaves one audit record with
  * `{path, offset, bytes}`, never contents. A leaf: it knows `node:fs` and HTTP, not the host.
  */
@@ -10,6 +10,7 @@ import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute } from "../core/types.ts";
 import type { Ctx, Note, Refuse } from "./context.ts";
 import { download } from "./download.ts";
+import { FileLocks } from "./locks.ts";
 import {
 	BLOB_METHODS,
 	type BlobMode,
@@ -33,7 +34,8 @@ export interface BlobDeps {
 
 /** The `/blob` route: upload (POST), download (GET) and size (HEAD), per contract §7. */
 export function createBlobRoute(deps: BlobDeps): ExtraRoute {
-	const uploading = new Set<string>();
+	let uploading = 0;
+	const locks = new FileLocks();
 
 	return {
 		methods: BLOB_METHODS,
@@ -69,8 +71,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 			if (req.body === null || req.headers.get("content-length") === "0") {
 				return refuse(path, offset, "empty_body", EMPTY_BODY);
 			}
-			if (uploading.has(path)) return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
-			if (uploading.size >= MAX_UPLOADS_IN_FLIGHT) {
+			if (uploading >= MAX_UPLOADS_IN_FLIGHT) {
 				return refuse(
 					path,
 					offset,
@@ -78,11 +79,11 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 					`${MAX_UPLOADS_IN_FLIGHT} uploads are in progress; retry later`,
 				);
 			}
-			uploading.add(path);
+			uploading++;
 			try {
-				return await upload(req, path, offset, ctx);
+				return await upload(req, path, offset, ctx, locks);
 			} finally {
-				uploading.delete(path);
+				uploading--;
 			}
 		},
 	};

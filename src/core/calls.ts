@@ -1,10 +1,12 @@
 /**
  * The life of a `tools/call` (contract §6.4): the in-flight table (bounded, keyed by session and
  * request id), the two audit records around the tool run, the JSON or SSE response, and
- * cancellation. A cancelled call is answered at once; the tool's own abort stops the work.
+ * cancellation. A cancelled call is answered at once; the tool's own abort stops the work, and the
+ * call keeps its slot until it has (contract §15). The connection's idle timer is off while it runs.
  */
 import { describe } from "./describe.ts";
-import { ERRORS, type RpcId, rpcError, rpcResult } from "./errors.ts";
+import { ERRORS, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
+import { holdOpen } from "./idle.ts";
 import { isRecord } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseCall, type SseTimings } from "./progress.ts";
 import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
@@ -64,6 +66,7 @@ export class CallTable {
 		caller: CallerInfo,
 		accept: string | null,
 		modern?: ModernCall,
+		req?: Request,
 	): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
@@ -85,17 +88,24 @@ export class CallTable {
 			cancelled: false,
 		};
 		this.inFlight.set(key, call);
+		// Legacy era only: there a caller that goes away does not cancel (modern: closing is the cancel).
+		const unwatch = req && !modern ? watchCaller(req.signal, call) : noop;
+		const release = req ? holdOpen(req) : noop;
 		const token = progressTokenOf(params);
 		const sse = token !== null && acceptsEventStream(accept) ? openSseCall(token, this.#sse) : null;
-		const run = this.#run(call, key, args, sse, caller, modern?.closed);
+		const run = this.#run(call, key, args, sse, caller, modern?.closed).finally(() => {
+			unwatch();
+			release();
+		});
 		const result = (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError, ...modern?.resultExtra });
 		if (sse === null) {
 			const outcome = await run;
 			if (outcome === null) return rpcError("request_cancelled", id);
+			if (outcome.invalidArgs !== undefined) return rpcErrorMessage("invalid_params", id, outcome.invalidArgs);
 			return rpcResult(id, result(outcome));
 		}
 		run.then(
-			outcome => sse.finish(outcome === null ? null : { jsonrpc: "2.0", id, result: result(outcome) }),
+			outcome => sse.finish(outcome === null ? null : { jsonrpc: "2.0", id, ...answerOf(outcome, result) }),
 			err => {
 				this.#deps.log(`a2a-bridge: internal error in tools/call '${name}': ${describe(err)}`);
 				const { code, message } = ERRORS.internal_error;
@@ -118,11 +128,13 @@ export class CallTable {
 		const onClose = () => abort(call);
 		if (closed?.aborted) abort(call);
 		closed?.addEventListener("abort", onClose, { once: true });
+		let work: Promise<ToolCallOutcome> | undefined;
+		let settled = false;
 		try {
 			await this.#deps.audit?.start(record);
 			let outcome: ToolCallOutcome | null;
 			try {
-				const work = this.#deps.callTool({
+				work = this.#deps.callTool({
 					callId: call.id,
 					name: call.tool,
 					args,
@@ -133,6 +145,11 @@ export class CallTable {
 						? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() }
 						: {}),
 				});
+				// Registered first, so it is set before raceAbort hands the outcome back.
+				const done = () => {
+					settled = true;
+				};
+				work.then(done, done);
 				outcome = await raceAbort(work, call.controller.signal);
 			} catch (err) {
 				// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
@@ -149,8 +166,46 @@ export class CallTable {
 		} finally {
 			closed?.removeEventListener("abort", onClose);
 			this.inFlight.delete(key);
+			if (work !== undefined && !settled) this.#holdSlot(call, work);
 		}
 	}
+
+	/**
+	 * The caller was answered (cancelled) but the tool has not stopped yet: the call keeps counting
+	 * against the cap under a key no request id can reach, until the tool's promise settles.
+	 */
+	#holdSlot(call: InFlightCall, work: Promise<unknown>): void {
+		const key = `\u0001stopping:${call.id}`;
+		this.inFlight.set(key, call);
+		const drop = () => this.inFlight.delete(key);
+		work.then(drop, drop);
+	}
+}
+
+const noop = (): void => {};
+
+/** The wire answer for a finished call: its result, or `-32602` naming the argument the tool refused. */
+function answerOf(
+	outcome: ToolCallOutcome,
+	result: (o: ToolCallOutcome) => Record<string, unknown>,
+): Record<string, unknown> {
+	if (outcome.invalidArgs !== undefined) {
+		return { error: { code: ERRORS.invalid_params.code, message: outcome.invalidArgs } };
+	}
+	return { result: result(outcome) };
+}
+
+/**
+ * Legacy era: a caller that disconnects without `notifications/cancelled` does not cancel (2025 spec);
+ * the call is marked abandoned so `/a2a` can show it.
+ */
+function watchCaller(signal: AbortSignal, call: InFlightCall): () => void {
+	const onGone = () => {
+		if (!call.cancelled) call.abandoned = true;
+	};
+	if (signal.aborted) onGone();
+	else signal.addEventListener("abort", onGone, { once: true });
+	return () => signal.removeEventListener("abort", onGone);
 }
 
 function abort(call: InFlightCall): void {

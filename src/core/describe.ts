@@ -2,3 +2,8 @@
 export function describe(err: unknown): string {
 	return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }
+
+/** The caller closed the connection before its request was read: Bun rejects the body with an AbortError. */
+export function isClientAbort(req: Request, err: unknown): boolean {
+	return req.signal.aborted || (err instanceof Error && err.name === "AbortError");
+}

@@ -72,6 +72,13 @@ export function notFound(): Response {
 	return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
 }
 
+/** The row's code and status with a specific message, e.g. `-32602` naming the argument a tool refused. */
+export function rpcErrorMessage(kind: ErrorKind, id: RpcId | null, message: string): Response {
+	const row = ERRORS[kind];
+	const body = JSON.stringify({ jsonrpc: "2.0", id, error: { code: row.code, message } });
+	return new Response(body, { status: row.status, headers: { "content-type": "application/json" } });
+}
+
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 const jsonHeaders = (extra?: Record<string, string>) => (extra ? { ...JSON_HEADERS, ...extra } : JSON_HEADERS);
 

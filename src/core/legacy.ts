@@ -102,13 +102,10 @@ export class LegacyMcp {
 				return rpcResult(msg.id, {});
 			case "tools/list":
 				return rpcResultJson(msg.id, this.#toolsBlob());
-			case "tools/call":
-				return this.#d.calls.start(
-					msg.id,
-					msg.params,
-					{ sid: session.sid, token: session.token, client: session.client },
-					accept(req),
-				);
+			case "tools/call": {
+				const caller = { sid: session.sid, token: session.token, client: session.client };
+				return this.#d.calls.start(msg.id, msg.params, caller, accept(req), undefined, req);
+			}
 			default:
 				return rpcError("method_not_found", msg.id);
 		}

@@ -4,6 +4,7 @@
  * graceful (no new connections, requests in flight finish); a busy non-zero port falls back once
  * to a random port.
  */
+import { IDLE_TIMEOUT_S, trackRequest } from "./idle.ts";
 
 export interface Binding {
 	port: number;
@@ -34,9 +35,10 @@ export function bindBun(
 			port: p,
 			// Uploads to /blob are disk-bound; the MCP route enforces its own 4 MiB limit by counting.
 			maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+			// Everything closes after this much idleness; tool calls and transfers hold it off (core/idle.ts).
+			idleTimeout: IDLE_TIMEOUT_S,
 			fetch(req, srv) {
-				// A tool call may run for hours: no idle timer may cut a pending response.
-				srv.timeout(req, 0);
+				trackRequest(req, srv);
 				return handle(req, srv);
 			},
 		});

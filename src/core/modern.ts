@@ -88,9 +88,7 @@ export class ModernMcp {
 	#call(id: RpcId, params: Record<string, unknown> | undefined, caller: CallerInfo, req: Request) {
 		const args = params && "arguments" in params ? params.arguments : {};
 		if (typeof params?.name !== "string" || !isRecord(args)) return rpcError("modern_invalid_params", id);
-		return this.#d.calls.start(id, params, caller, req.headers.get("accept"), {
-			closed: req.signal,
-			resultExtra: this.#extra,
-		});
+		const modern = { closed: req.signal, resultExtra: this.#extra };
+		return this.#d.calls.start(id, params, caller, req.headers.get("accept"), modern, req);
 	}
 }

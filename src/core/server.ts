@@ -5,7 +5,7 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { CallTable } from "./calls.ts";
-import { describe } from "./describe.ts";
+import { describe, isClientAbort } from "./describe.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { Gate, type Route, refuse } from "./gate.ts";
 import { LegacyMcp } from "./legacy.ts";
@@ -114,6 +114,11 @@ export class BridgeServer {
 			return await this.#pipeline(req);
 		} catch (err) {
 			const path = requestPath(req.url);
+			// A client that hangs up mid-body is not a bridge failure; its answer goes nowhere anyway.
+			if (isClientAbort(req, err)) {
+				this.#deps.log(`a2a-bridge: client aborted ${req.method} ${path} before its request was complete`);
+				return refuse(this.#gate.route(path) ?? "mcp", "internal_error");
+			}
 			this.#deps.log(`a2a-bridge: internal error on ${req.method} ${path}: ${describe(err)}`);
 			return refuse(this.#gate.route(path) ?? "mcp", "internal_error");
 		}

@@ -26,6 +26,8 @@ export interface McpTool {
 export interface ToolCallOutcome {
 	content: ContentBlock[];
 	isError: boolean;
+	/** Set when the arguments failed the tool's schema: the call is answered `-32602` with this text. */
+	invalidArgs?: string;
 }
 
 /** Who made a call: the session (null in the 2026-07-28 era), the token's name and the client's name. */
@@ -112,4 +114,6 @@ export interface InFlightCall {
 	startedAt: number;
 	controller: AbortController;
 	cancelled: boolean;
+	/** The caller went away without cancelling (legacy era); the call runs on. */
+	abandoned?: boolean;
 }

@@ -3,13 +3,15 @@
  * host's own wrapper (approval gate included). The host is reached only through `HostAccess`,
  * which the entry fills from the live process; tests pass a fake.
  * Invariants: catalog, gate and execution read the same registry at each call; `execute` gets an
- * `undefined` context so the gate applies Main's settings; a failed TUI emit never alters a result.
+ * `undefined` context so the gate applies Main's settings; arguments pass the tool's own schema first
+ * (host/validate.ts); a failed TUI emit never alters a result.
  */
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { Catalog } from "./catalog.ts";
 import { lendCallSignal, type PromptUi, withCallSignal } from "./prompt-signal.ts";
 import { promptLabel } from "./remote-calls.ts";
 import { errorText, type HostAccess, type HostJobManager, type HostSession, type HostToolResult } from "./shapes.ts";
+import { checkArgs } from "./validate.ts";
 
 export { annotationsFor } from "./catalog.ts";
 export type { HostAccess, HostJobManager, HostSession, HostTool, HostToolResult } from "./shapes.ts";
@@ -55,7 +57,10 @@ export class HostBridge {
 		if (main === null) return failure(MAIN_UNAVAILABLE);
 		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
 		if (!tool) return failure(notExposed(req.name));
-		this.#emit(main, { type: "tool_execution_start", toolCallId: req.callId, toolName: req.name, args: req.args });
+		const checked = checkArgs(this.#host, tool, req.name, req.args);
+		if (!checked.ok) return { ...failure(checked.message), invalidArgs: checked.message };
+		const args = checked.args;
+		this.#emit(main, { type: "tool_execution_start", toolCallId: req.callId, toolName: req.name, args });
 		const onUpdate = req.onProgress
 			? (partial: HostToolResult) => {
 					try {
@@ -69,7 +74,7 @@ export class HostBridge {
 			if (typeof ui?.select === "function") lendCallSignal(ui);
 			const result = await withCallSignal(
 				req.signal,
-				() => tool.execute(req.callId, req.args, req.signal, onUpdate, undefined),
+				() => tool.execute(req.callId, args, req.signal, onUpdate, undefined),
 				promptLabel(req.caller),
 			);
 			const jobId = backgroundedJobId(result);

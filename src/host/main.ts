@@ -2,10 +2,10 @@
  * The host's Main session as the bridge reaches it: through the process-wide agent registry (the
  * same singleton from any import of the package root), never through a ctx captured at start.
  */
-import { toolWireSchema } from "@oh-my-pi/pi-ai";
+import { toolWireSchema, validateToolArguments } from "@oh-my-pi/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
-import type { HostAccess, HostSession } from "./bridge.ts";
+import { errorText, type HostAccess, type HostSession } from "./bridge.ts";
 
 export const logLine = (line: string): void => {
 	// stdout is the host's rpc channel: diagnostics go to stderr only.
@@ -38,6 +38,14 @@ export function hostAccess(pi: ExtensionAPI): HostAccess {
 			}
 		},
 		wireSchema: tool => toolWireSchema(tool as Parameters<typeof toolWireSchema>[0]),
+		validateArgs: (tool, name, args) => {
+			try {
+				const call = { type: "toolCall" as const, id: "a2a-bridge", name, arguments: args };
+				return { ok: true, args: validateToolArguments(tool as Parameters<typeof validateToolArguments>[0], call) };
+			} catch (err) {
+				return { ok: false, message: errorText(err) };
+			}
+		},
 		log: logLine,
 	};
 }

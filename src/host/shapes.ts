@@ -21,6 +21,8 @@ export interface HostTool {
 	description?: string;
 	parameters?: unknown;
 	approval?: unknown;
+	/** The host's loop passes such a tool's arguments through even when they fail its schema. */
+	lenientArgValidation?: boolean;
 	execute(
 		toolCallId: string,
 		params: unknown,
@@ -46,6 +48,12 @@ export interface HostAccess {
 	fallbackTools(): Array<{ name: string; description?: string; parameters?: unknown }>;
 	/** The host's `toolWireSchema` (JSON Schema 2020-12 from the tool's parameters). */
 	wireSchema(tool: { name: string; description?: string; parameters?: unknown }): Record<string, unknown>;
+	/** The host's `validateToolArguments`: normalized arguments, or its message naming what failed. */
+	validateArgs?(
+		tool: HostTool,
+		name: string,
+		args: Record<string, unknown>,
+	): { ok: true; args: unknown } | { ok: false; message: string };
 	log(line: string): void;
 }
 

@@ -3,7 +3,14 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AUDIT_GENERATIONS, AUDIT_MAX_BYTES, createAuditLog, defaultAuditPath } from "../../../src/audit/log.ts";
+import {
+	AUDIT_GENERATIONS,
+	AUDIT_MAX_BYTES,
+	createAuditLog,
+	defaultAuditPath,
+	RECORD_MAX_BYTES,
+	recordLine,
+} from "../../../src/audit/log.ts";
 
 const sha8 = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 8);
 const FIXED_DATE = new Date("2025-01-02T03:04:05.678Z");
@@ -217,5 +224,64 @@ describe("createAuditLog failures", () => {
 		await log.calls.start({ id: "1", sid: SID, tool: "read", args: { secret: "hunter2" } });
 		expect(lines[0]).toContain("ENOENT");
 		expect(lines[0]).not.toContain("hunter2");
+	});
+});
+
+describe("createAuditLog caps (contract §15)", () => {
+	test("a 2 MB tool name, a 6,000-char error, a long token name -> each hashed like a long args leaf; every record <= 8 KiB", async () => {
+		const path = join(dir, "a.log");
+		const log = createAuditLog({ path, log: () => {} });
+		const tool = "t".repeat(2_000_000);
+		const error = `cannot write /${"p".repeat(6000)}`;
+		await log.calls.start({ id: "i1", sid: SID, tool, args: {} });
+		log.write({
+			id: "i2",
+			sid: null,
+			phase: "done",
+			tool: "blob:write",
+			isError: true,
+			args: {},
+			error,
+			token: "n".repeat(200),
+		});
+		const lines = readLines(path);
+		expect(lines).toHaveLength(2);
+		for (const l of lines) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(RECORD_MAX_BYTES);
+		const [a, b] = lines.map(l => JSON.parse(l));
+		expect(a.tool).toBe(`<len:2000000,sha256:${sha8(tool)}>`);
+		expect(b.error).toBe(`<len:${error.length},sha256:${sha8(error)}>`);
+		expect(b.token).toBe(`<len:200,sha256:${sha8("n".repeat(200))}>`);
+	});
+
+	test("three calls with 1.5 MB tool names -> earlier history stays in the live file (no rotation)", async () => {
+		const path = join(dir, "a.log");
+		const log = createAuditLog({ path, log: () => {} });
+		await log.calls.start({ id: "first", sid: SID, tool: "read", args: { marker: "history" } });
+		for (let i = 0; i < 3; i++)
+			await log.calls.start({ id: `big${i}`, sid: SID, tool: "x".repeat(1_500_000), args: {} });
+		expect(existsSync(`${path}.1`)).toBe(false);
+		expect(readFileSync(path, "utf8")).toContain("history");
+	});
+
+	test("a record still over 8 KiB after the caps -> fixed fields and an args digest, flagged oversized", () => {
+		const at = new Date(0);
+		const extras = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, "v".repeat(100)]));
+		const line = recordLine(
+			{ id: "i", sid: null, phase: "done", tool: "t", isError: true, args: { a: 1 }, ...extras },
+			at,
+		);
+		expect(Buffer.byteLength(line)).toBeLessThanOrEqual(RECORD_MAX_BYTES);
+		const rec = JSON.parse(line);
+		expect(rec).toMatchObject({ id: "i", tool: "t", isError: true, oversized: true });
+		expect(rec.args).toMatch(/^<len:\d+,sha256:[0-9a-f]{8}>$/);
+	});
+
+	test('`{"__proto__": …}` in args -> kept as data in the record', async () => {
+		const path = join(dir, "a.log");
+		const log = createAuditLog({ path, log: () => {} });
+		const args = JSON.parse('{"__proto__": {"command": "rm -rf /"}, "x": 1}');
+		await log.calls.start({ id: "p", sid: SID, tool: "bash", args });
+		const rec = JSON.parse(readLines(path)[0] ?? "{}");
+		expect(rec.args).toBe('{"__proto__":{"command":"rm -rf /"},"x":1}');
 	});
 });

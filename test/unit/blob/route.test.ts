@@ -160,22 +160,25 @@ describe("createBlobRoute (handle without a socket)", () => {
 		}
 	});
 
-	test("write to /dev/full -> 500 write_failed naming the path, the OS reason and what landed", async () => {
-		const res = await call("POST", "path=/dev/full", "x".repeat(1000));
-		expect(res.status).toBe(500);
-		const body = (await res.json()) as { error: string; code: string };
-		expect(body.code).toBe("write_failed");
-		expect(body.error).toContain("/dev/full");
-		expect(body.error).toContain("ENOSPC");
-		expect(body.error).toContain("0 bytes of this request landed");
-		expect(audits.at(-1)).toMatchObject({ isError: true, args: { path: "/dev/full", bytes: 0 } });
-		expect(logs.join("\n")).toContain("/dev/full");
+	test("upload to a device (/dev/full, /dev/null) or a FIFO -> 400 not_regular_file, nothing written, audited", async () => {
+		const fifo = join(dir, "cwd", "fifo");
+		Bun.spawnSync(["mkfifo", fifo]);
+		for (const path of ["/dev/full", "/dev/null", fifo]) {
+			const res = await call("POST", `path=${encodeURIComponent(path)}`, "x".repeat(1000));
+			expect([path, res.status]).toEqual([path, 400]);
+			const body = (await res.json()) as { error: string; code: string };
+			expect(body.code).toBe("not_regular_file");
+			expect(body.error).toContain(path);
+			expect(audits.at(-1)).toMatchObject({ isError: true, args: { path, bytes: 0 } });
+		}
 	});
 
-	test("upload to a device (/dev/null) -> 200 with the bytes written and their sha256", async () => {
-		const res = await call("POST", "path=/dev/null", "abc");
-		expect(res.status).toBe(200);
-		expect(await res.json()).toEqual({ path: "/dev/null", offset: 0, written: 3, size: 0, sha256: sha("abc") });
+	test("upload to a procfs or sysfs file -> 400 not_regular_file", async () => {
+		for (const path of ["/proc/self/comm", "/sys/kernel/mm/transparent_hugepage/enabled"]) {
+			const res = await call("POST", `path=${encodeURIComponent(path)}`, "x");
+			expect([path, res.status]).toEqual([path, 400]);
+			expect(await res.json()).toMatchObject({ code: "not_regular_file" });
+		}
 	});
 
 	test("a parent that is a file -> 500 write_failed, 0 bytes landed", async () => {
@@ -214,13 +217,13 @@ describe("createBlobRoute (handle without a socket)", () => {
 		]);
 	});
 
-	test("GET a missing file -> 404 not_found; a device -> 400 not_a_file", async () => {
+	test("GET a missing file -> 404 not_found; a device -> 400 not_regular_file", async () => {
 		const missing = await call("GET", "path=nope");
 		expect(missing.status).toBe(404);
 		expect(await missing.json()).toMatchObject({ code: "not_found" });
 		const dev = await call("GET", "path=/dev/zero");
 		expect(dev.status).toBe(400);
-		expect(await dev.json()).toMatchObject({ code: "not_a_file" });
+		expect(await dev.json()).toMatchObject({ code: "not_regular_file" });
 	});
 
 	test("bad query -> 400 with its code, audited with the raw path", async () => {

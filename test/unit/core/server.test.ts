@@ -440,7 +440,55 @@ describe("BridgeServer error table", () => {
 		expect(note.status).toBe(202);
 		await expectRpcError(await pending, 200, -32800, "request cancelled", 7);
 		expect(req.signal.aborted).toBe(true);
+		// This tool ignores its signal: it is still running, so it still takes a slot (contract §15).
+		expect(h.server.inFlight.size).toBe(1);
+		expect([...h.server.inFlight.values()][0]).toMatchObject({ tool: "bash", cancelled: true });
+	});
+
+	test("call-and-cancel 256 times with tools that ignore the signal -> the 257th call is server busy; slots free as tools stop", async () => {
+		const stops: Array<() => void> = [];
+		const h = makeServer({
+			callTool: () =>
+				new Promise<ToolCallOutcome>(resolve => {
+					stops.push(() => resolve(OK_OUTCOME));
+				}),
+		});
+		const sid = await initialize(h);
+		for (let i = 0; i < MAX_CALLS_IN_FLIGHT; i++) {
+			const pending = h.server.handle(post(toolCall("bash", { command: "sleep 100" }, i), { "mcp-session-id": sid }));
+			await h.server.handle(post(notification("notifications/cancelled", { requestId: i }), { "mcp-session-id": sid }));
+			await expectRpcError(await pending, 200, -32800, "request cancelled", i);
+		}
+		expect(h.server.inFlight.size).toBe(MAX_CALLS_IN_FLIGHT);
+		const busy = await h.server.handle(post(toolCall("read", {}, "more"), { "mcp-session-id": sid }));
+		await expectRpcError(busy, 200, -32000, "server busy", "more");
+		for (const stop of stops) stop();
+		for (let i = 0; i < 100 && h.server.inFlight.size > 0; i++) await Bun.sleep(1);
 		expect(h.server.inFlight.size).toBe(0);
+	});
+
+	test("a caller that goes away without cancelling -> the call runs on, marked abandoned (legacy era)", async () => {
+		const { h, entered } = hangingServer();
+		const sid = await initialize(h);
+		const gone = new AbortController();
+		const req = new Request(post(toolCall("bash", { command: "sleep 100" }, 3), { "mcp-session-id": sid }), {
+			signal: gone.signal,
+		});
+		void h.server.handle(req);
+		const call = await entered.promise;
+		gone.abort();
+		expect(call.signal.aborted).toBe(false);
+		expect([...h.server.inFlight.values()]).toMatchObject([{ tool: "bash", cancelled: false, abandoned: true }]);
+	});
+
+	test("invalid_params from the tool's schema -> 200 -32602 with the message naming the argument; audited as an error", async () => {
+		const message = "invalid arguments for tool 'read': path: path must be a string (was missing)";
+		const h = makeServer({
+			callTool: async () => ({ content: [{ type: "text", text: message }], isError: true, invalidArgs: message }),
+		});
+		const sid = await initialize(h);
+		const res = await h.server.handle(post(toolCall("read", { pth: 1 }, 4), { "mcp-session-id": sid }));
+		await expectRpcError(res, 200, -32602, message, 4);
 	});
 
 	test("internal_error: throwing callTool -> 500 fixed body, detail only in the log", async () => {

@@ -1,0 +1,92 @@
+/**
+ * Opening a `/blob` target (contract §15): regular files only, both ways, decided on the opened
+ * descriptor so no later step can block. The open itself never waits (O_NONBLOCK: a FIFO with no
+ * peer, a tty); FIFOs, sockets, devices, `/dev/stdin` and the like are refused after `fstat`.
+ * Kernel pseudo-files (procfs, sysfs, …) are regular by `fstat` but their size is made up.
+ */
+import { closeSync, constants, fstatSync, openSync, type Stats, statfsSync } from "node:fs";
+import { errno, osReason } from "./context.ts";
+import type { BlobCode } from "./parse.ts";
+
+/** `statfs` magic numbers of file systems whose files have no true size (linux/magic.h). */
+const PSEUDO_FS = new Map<number, string>([
+	[0x9fa0, "procfs"],
+	[0x62656572, "sysfs"],
+	[0x64626720, "debugfs"],
+	[0x74726163, "tracefs"],
+	[0x73636673, "securityfs"],
+	[0x27e0eb, "cgroupfs"],
+	[0x63677270, "cgroup2fs"],
+	[0x62656570, "configfs"],
+	[0xde5e81e4, "efivarfs"],
+	[0xcafe4a11, "bpffs"],
+	[0x6165676c, "pstorefs"],
+]);
+
+const READ = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+const APPEND = constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+export type Opened =
+	| { ok: true; fd: number; st: Stats; pseudo: string | null }
+	| { ok: false; code: BlobCode; message: string };
+
+/** Opens `path` for reading, or for appending (created when missing), and checks what it is. */
+export function openTarget(path: string, mode: "read" | "append"): Opened {
+	let fd: number;
+	try {
+		fd = openSync(path, mode === "read" ? READ : APPEND, 0o666);
+	} catch (err) {
+		if (mode === "read" && (errno(err) === "ENOENT" || errno(err) === "ENOTDIR")) {
+			return { ok: false, code: "not_found", message: `${path} does not exist` };
+		}
+		if (errno(err) === "EISDIR") return { ok: false, code: "is_directory", message: `${path} is a directory` };
+		if (errno(err) === "ENXIO") return refusal(path, "a FIFO or socket with no peer");
+		const verb = mode === "read" ? "read" : "write";
+		return { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${osReason(err)}` };
+	}
+	try {
+		const st = fstatSync(fd);
+		if (st.isDirectory()) return close(fd, { ok: false, code: "is_directory", message: `${path} is a directory` });
+		if (!st.isFile()) return close(fd, refusal(path, kindOf(st)));
+		const pseudo = pseudoFs(fd, path);
+		if (pseudo !== null && mode === "append") return close(fd, refusal(path, `a ${pseudo} pseudo-file`));
+		return { ok: true, fd, st, pseudo };
+	} catch (err) {
+		const verb = mode === "read" ? "read" : "write";
+		return close(fd, { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${osReason(err)}` });
+	}
+}
+
+const refusal = (path: string, what: string): Opened => ({
+	ok: false,
+	code: "not_regular_file",
+	message: `${path} is not a regular file (${what}); /blob reads and writes regular files only`,
+});
+
+function close(fd: number, r: Opened): Opened {
+	closeSync(fd);
+	return r;
+}
+
+function kindOf(st: Stats): string {
+	if (st.isFIFO()) return "a FIFO";
+	if (st.isSocket()) return "a socket";
+	if (st.isCharacterDevice()) return "a character device";
+	if (st.isBlockDevice()) return "a block device";
+	return "not a plain file";
+}
+
+/** The pseudo file system holding the open file, or null. `/proc/self/fd/N` names the file itself. */
+function pseudoFs(fd: number, path: string): string | null {
+	let type: number;
+	try {
+		type = statfsSync(`/proc/self/fd/${fd}`).type;
+	} catch {
+		try {
+			type = statfsSync(path).type;
+		} catch {
+			return null;
+		}
+	}
+	return PSEUDO_FS.get(type) ?? null;
+}

@@ -1,0 +1,50 @@
+/**
+ * The connection's idle timer (contract §15). Bun closes a connection after IDLE_TIMEOUT_S without a
+ * finished request, before auth too; Bun's timer also runs while a request is pending and does not
+ * restart on body bytes, so work that may take long (a tool call, a `/blob` transfer) holds it off
+ * for its own duration and re-arms it when done. Routes reach the timer through the Request alone.
+ */
+
+/** At most 30 s (contract §15); also Bun's bound for half-sent headers is below it. */
+export const IDLE_TIMEOUT_S = 30;
+
+interface Timer {
+	timeout(req: Request, seconds: number): void;
+}
+
+const timers = new WeakMap<Request, Timer>();
+const noop = (): void => {};
+
+/** Called by the listener for every request it hands to the pipeline. */
+export function trackRequest(req: Request, server: Timer): void {
+	timers.set(req, server);
+}
+
+/**
+ * Switches the idle timer off for this request's connection; the returned function switches it
+ * back on (idempotent). A request the listener did not see (unit tests) gets no-ops.
+ */
+export function holdOpen(req: Request): () => void {
+	const timer = timers.get(req);
+	if (timer === undefined) return noop;
+	timer.timeout(req, 0);
+	let held = true;
+	return () => {
+		if (!held) return;
+		held = false;
+		try {
+			timer.timeout(req, IDLE_TIMEOUT_S);
+		} catch {
+			// The connection is already gone.
+		}
+	};
+}
+
+/** Makes the connection close within a few seconds unless it finishes first (a stalled upload). */
+export function closeSoon(req: Request): void {
+	try {
+		timers.get(req)?.timeout(req, 1);
+	} catch {
+		// Already closed.
+	}
+}
