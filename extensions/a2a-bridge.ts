@@ -105,7 +105,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			sessionTtlMs: positive(process.env.A2A_BRIDGE_SESSION_TTL_MS),
 		},
 	);
-	const bound = bindBun(server.handle, config.host, config.port);
+	// Testing knob: a short idle bound lets the end-to-end suite see a held call outlive it quickly.
+	const bound = bindBun(server.handle, config.host, config.port, positive(process.env.A2A_BRIDGE_IDLE_TIMEOUT_S));
 	if (bound.fallbackFrom !== undefined) {
 		ctx.ui.notify(
 			`A2A bridge: port ${bound.fallbackFrom} is busy; listening on port ${bound.binding.port} instead`,

@@ -21,7 +21,9 @@ export function download(req: Request, path: string, { note, refuse }: Ctx): Res
 		if (head) {
 			closeSync(fd);
 			note(path, 0, 0);
-			return new Response(null, { status: 200, headers: { "content-type": "application/octet-stream" } });
+			// Chunked, as GET would answer: no Content-Length (Bun would otherwise claim 0).
+			const headers = { "content-type": "application/octet-stream", "transfer-encoding": "chunked" };
+			return new Response(null, { status: 200, headers });
 		}
 		const release = holdOpen(req);
 		const body = streamToEof(fd, bytes => {

@@ -12,12 +12,12 @@ interface Timer {
 	timeout(req: Request, seconds: number): void;
 }
 
-const timers = new WeakMap<Request, Timer>();
+const timers = new WeakMap<Request, { server: Timer; idleS: number }>();
 const noop = (): void => {};
 
 /** Called by the listener for every request it hands to the pipeline. */
-export function trackRequest(req: Request, server: Timer): void {
-	timers.set(req, server);
+export function trackRequest(req: Request, server: Timer, idleS = IDLE_TIMEOUT_S): void {
+	timers.set(req, { server, idleS });
 }
 
 /**
@@ -27,13 +27,13 @@ export function trackRequest(req: Request, server: Timer): void {
 export function holdOpen(req: Request): () => void {
 	const timer = timers.get(req);
 	if (timer === undefined) return noop;
-	timer.timeout(req, 0);
+	timer.server.timeout(req, 0);
 	let held = true;
 	return () => {
 		if (!held) return;
 		held = false;
 		try {
-			timer.timeout(req, IDLE_TIMEOUT_S);
+			timer.server.timeout(req, timer.idleS);
 		} catch {
 			// The connection is already gone.
 		}
@@ -43,7 +43,7 @@ export function holdOpen(req: Request): () => void {
 /** Makes the connection close within a few seconds unless it finishes first (a stalled upload). */
 export function closeSoon(req: Request): void {
 	try {
-		timers.get(req)?.timeout(req, 1);
+		timers.get(req)?.server.timeout(req, 1);
 	} catch {
 		// Already closed.
 	}

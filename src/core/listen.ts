@@ -28,7 +28,10 @@ export function bindBun(
 	handle: (req: Request, server: Bun.Server<undefined>) => Promise<Response>,
 	host: string,
 	port: number,
+	idleTimeoutS = IDLE_TIMEOUT_S,
 ): BindResult<Binding & { server: Bun.Server<undefined> }> {
+	// Bun takes whole seconds up to 255.
+	const idleS = Math.min(255, Math.max(1, Math.round(idleTimeoutS)));
 	const serve = (p: number) => {
 		const server = Bun.serve({
 			hostname: host,
@@ -36,9 +39,9 @@ export function bindBun(
 			// Uploads to /blob are disk-bound; the MCP route enforces its own 4 MiB limit by counting.
 			maxRequestBodySize: Number.MAX_SAFE_INTEGER,
 			// Everything closes after this much idleness; tool calls and transfers hold it off (core/idle.ts).
-			idleTimeout: IDLE_TIMEOUT_S,
+			idleTimeout: idleS,
 			fetch(req, srv) {
-				trackRequest(req, srv);
+				trackRequest(req, srv, idleS);
 				return handle(req, srv);
 			},
 		});

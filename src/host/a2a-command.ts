@@ -56,6 +56,7 @@ function status(r: CommandTarget, takeover: string): string {
 			ageMs: now - c.startedAt,
 			token: c.token,
 			client: c.client,
+			...(c.cancelled ? { note: "cancelled, still stopping" } : c.abandoned ? { note: "abandoned by its caller" } : {}),
 		})),
 		takeover,
 		auditPath: r.audit.path,

@@ -13,7 +13,8 @@ export interface BridgeStatus {
 	token: string;
 	sessions: number;
 	callsServed: number;
-	inFlight: Array<{ tool: string; ageMs: number; token?: string; client?: string | null }>;
+	/** `note`: why a call still runs though its caller is answered or gone (contract §15). */
+	inFlight: Array<{ tool: string; ageMs: number; token?: string; client?: string | null; note?: string }>;
 	takeover: string;
 	auditPath: string;
 	/** Per token name: its live sessions' count and the clients they named (contract §14). */
@@ -30,7 +31,7 @@ export function announcement(url: string, token: string): string {
 
 const callLabel = (c: BridgeStatus["inFlight"][number]): string => {
 	const who = [c.token ? `token ${c.token}` : "", c.client ? `client ${c.client}` : ""].filter(Boolean).join(", ");
-	return `${c.tool} (${Math.round(c.ageMs / 1000)} s${who ? `, ${who}` : ""})`;
+	return `${c.tool} (${Math.round(c.ageMs / 1000)} s${c.note ? `, ${c.note}` : ""}${who ? `, ${who}` : ""})`;
 };
 
 export function statusText(s: BridgeStatus): string {

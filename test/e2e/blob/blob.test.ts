@@ -288,22 +288,15 @@ describe("/blob on a real host", () => {
 		expect(host.stderr).not.toContain("internal error");
 	}, 60_000);
 
-	test("a failed write (/dev/full) -> 500 write_failed naming the path, the OS reason and what landed", async () => {
+	test("a device (/dev/full) -> 400 not_regular_file naming the path; audited with 0 bytes", async () => {
 		const res = await post(q("/dev/full"), payload(64 * 1024));
-		expect(res.status).toBe(500);
+		expect(res.status).toBe(400);
 		const body = (await res.json()) as { code: string; error: string };
-		expect(body.code).toBe("write_failed");
+		expect(body.code).toBe("not_regular_file");
 		expect(body.error).toContain("/dev/full");
-		expect(body.error).toContain("ENOSPC");
-		expect(body.error).toContain("0 bytes of this request landed");
 		const rec = recordsFor("/dev/full").at(-1);
-		expect(rec).toMatchObject({ tool: "blob:write", isError: true, error: body.error });
-		expect(rec?.a).toEqual({ path: "/dev/full", offset: 0, bytes: 0 });
-		// Host stderr is read by a pump in this process: the line may trail the reply.
-		await waitFor(
-			() => (host.stderr.includes("a2a-bridge: blob writing /dev/full stopped") ? true : undefined),
-			"stderr",
-		);
+		expect(rec).toMatchObject({ tool: "blob:write", isError: true });
+		expect(rec?.a).toEqual({ path: "/dev/full", offset: null, bytes: 0 });
 	}, 30_000);
 
 	test("error table: each case -> its status and stable code", async () => {
@@ -325,7 +318,8 @@ describe("/blob on a real host", () => {
 			["GET missing", () => get(q("~/does-not-exist")), 404, "not_found"],
 			["GET directory", () => get(q("~/adir")), 400, "is_directory"],
 			["POST directory", () => post(q("~/adir"), "x"), 400, "is_directory"],
-			["GET device", () => get(q("/dev/null")), 400, "not_a_file"],
+			["GET device", () => get(q("/dev/null")), 400, "not_regular_file"],
+			["POST device", () => post(q("/dev/null"), "x"), 400, "not_regular_file"],
 		];
 		for (const [name, send, status, code] of cases) {
 			const res = await send();
