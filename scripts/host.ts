@@ -18,6 +18,8 @@ import {
 	parseAnnouncement,
 	parseApprovalPicture,
 	promptFrame,
+	TOKEN_PLACEHOLDER,
+	withTokenPlaceholder,
 } from "../src/headless/frames.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -91,7 +93,7 @@ function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: stri
 	say("");
 	say(`a2a host: serving ${cwd}`);
 	say(`  URL:     ${b.url}`);
-	say(`  token:   ${b.tokenPrefix} (full token in ${defaultConfigPath()})`);
+	say(`  token:   ${b.tokenPrefix} (full token: "token" in ${defaultConfigPath()}, or /a2a token in an omp TUI)`);
 	say(`  omp pid: ${omp.proc.pid}`);
 	say("  what a remote call meets (the host's own approval settings):");
 	for (const line of omp.picture ?? ["approvals: the bridge did not report the host's approval settings"]) {
@@ -99,8 +101,10 @@ function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: stri
 	}
 	say(`    ${describeAnswerer(args.approvals, args.approvalTimeoutMs)}`);
 	if (b.entry) {
-		say("  mcpServers entry (for ~/.omp/agent/mcp.json; other clients: see README):");
-		say(b.entry);
+		say(
+			`  mcpServers entry (for ~/.omp/agent/mcp.json; other clients: see README); put the token in for ${TOKEN_PLACEHOLDER}:`,
+		);
+		say(withTokenPlaceholder(b.entry));
 	} else {
 		warn(`a2a host: the host did not answer /a2a mcp-json within ${ENTRY_TIMEOUT_MS / 1000} s`);
 	}

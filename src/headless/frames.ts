@@ -116,3 +116,14 @@ export function isMcpEntry(message: string): boolean {
 
 /** omp exits 1 with this text when no model is configured (main.ts, rpc without a session model). */
 export const isNoModelFailure = (stderr: string): boolean => /No models? available/.test(stderr);
+
+/** What the printed `mcpServers` entry holds instead of the token (contract §15). */
+export const TOKEN_PLACEHOLDER = "<TOKEN>";
+
+/**
+ * The entry with every Bearer credential replaced by TOKEN_PLACEHOLDER: `npm run host` output ends
+ * up in CI logs and journals, and the token is full authority over the host.
+ */
+export function withTokenPlaceholder(entry: string): string {
+	return entry.replace(/(Bearer\s+)[^"\s\\]+/gi, `$1${TOKEN_PLACEHOLDER}`);
+}

@@ -66,6 +66,43 @@ describe("audit log of a real host", () => {
 		expect(text).toContain("<len:500,sha256:");
 	}, 30_000);
 
+	test("three tools/call with 1.5 MB tool names -> earlier history stays in the live log; every record <= 8 KiB (contract §15)", async () => {
+		const marker = `history-${crypto.randomUUID()}`;
+		await callTool(host, sid, "bash", { command: `echo ${marker}` });
+		for (let i = 0; i < 3; i++) {
+			const r = await callTool(host, sid, `x${i}${"y".repeat(1_500_000)}`, {});
+			expect((r.body.result as { isError: boolean }).isError).toBe(true);
+		}
+		const text = readFileSync(host.auditPath, "utf8");
+		expect(text).toContain(marker);
+		for (const line of text.split("\n").filter(Boolean)) expect(Buffer.byteLength(line)).toBeLessThanOrEqual(8192);
+		expect(text).toContain("<len:1500002,sha256:");
+	}, 60_000);
+
+	test("a /blob error naming a 6,000-char path -> its error text is capped like an args leaf", async () => {
+		const long = `/tmp/${"d".repeat(6000)}`;
+		const res = await fetch(new URL(`/blob?path=${encodeURIComponent(long)}`, host.url), {
+			method: "POST",
+			headers: { authorization: `Bearer ${host.token}` },
+			body: "x",
+		});
+		expect(res.status).toBeGreaterThanOrEqual(400);
+		const last = readFileSync(host.auditPath, "utf8").split("\n").filter(Boolean).at(-1) ?? "";
+		expect(Buffer.byteLength(last)).toBeLessThanOrEqual(8192);
+		expect(last).not.toContain("d".repeat(200));
+		expect(JSON.parse(last).error).toMatch(/^<len:\d+,sha256:[0-9a-f]{8}>$/);
+	}, 30_000);
+
+	test('`{"__proto__": …}` in arguments -> kept as data in the record', async () => {
+		const marker = `proto-${crypto.randomUUID()}`;
+		const body = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"__proto__":{"command":"${marker}"},"command":"true"}}}`;
+		const res = await rpcPost(host, body, { "mcp-session-id": sid });
+		await res.text();
+		const recs = readLog(host.auditPath).filter(x => x.args.includes(marker));
+		expect(recs.map(x => x.phase)).toEqual(["start", "done"]);
+		expect(recs[0]?.args).toContain(`"__proto__":{"command":"${marker}"}`);
+	}, 30_000);
+
 	test("unauthorized requests are not audited", async () => {
 		const before = readFileSync(host.auditPath, "utf8");
 		for (let i = 0; i < 5; i++) {

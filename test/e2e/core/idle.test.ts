@@ -84,6 +84,26 @@ describe("idle connections are closed (default 30 s bound)", () => {
 	}, 120_000);
 });
 
+describe("client aborts", () => {
+	let host: Host;
+	useSharedHost({}, h => ({ host } = h));
+
+	test("a client that hangs up mid-body -> host stderr says client abort, not internal error", async () => {
+		const r = await raw(
+			host.port,
+			`POST / HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\nAuthorization: Bearer ${host.token}\r\n` +
+				`Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`,
+		);
+		// The pipeline must be waiting for the rest of the body before the hang-up means anything.
+		await Bun.sleep(300);
+		r.sock.destroy();
+		const deadline = Date.now() + 10_000;
+		while (!host.stderr.includes("client aborted") && Date.now() < deadline) await Bun.sleep(50);
+		expect(host.stderr).toContain("a2a-bridge: client aborted POST /");
+		expect(host.stderr).not.toContain("internal error");
+	}, 30_000);
+});
+
 describe("running work holds the connection open (idle bound 2 s via A2A_BRIDGE_IDLE_TIMEOUT_S)", () => {
 	let host: Host;
 	let sid: string;

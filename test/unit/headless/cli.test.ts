@@ -11,6 +11,8 @@ import {
 	parseAnnouncement,
 	parseApprovalTitle,
 	readFrame,
+	TOKEN_PLACEHOLDER,
+	withTokenPlaceholder,
 } from "../../../src/headless/frames.ts";
 import { announcement, mcpJson } from "../../../src/host/commands.ts";
 
@@ -316,5 +318,16 @@ describe("Approver", () => {
 		);
 		expect(readAnswer(" A ")).toBe("Approve");
 		expect(readAnswer("later")).toBeUndefined();
+	});
+});
+
+describe("withTokenPlaceholder", () => {
+	test("the /a2a mcp-json entry -> the token replaced by <TOKEN>, the rest byte-identical", () => {
+		const token = "AbCdEf0123456789_-AbCdEf0123456789_-AbCdEf0";
+		const entry = mcpJson("http://127.0.0.1:7777/", token);
+		const shown = withTokenPlaceholder(entry);
+		expect(shown).not.toContain(token);
+		expect(shown).toBe(entry.replace(token, TOKEN_PLACEHOLDER));
+		expect(JSON.parse(shown).mcpServers["omp-host"].headers.Authorization).toBe("Bearer <TOKEN>");
 	});
 });

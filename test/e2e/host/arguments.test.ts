@@ -1,0 +1,59 @@
+/**
+ * Arguments are checked against the tool's own schema before `execute` (contract §15), with the
+ * host's validator: a refusal is JSON-RPC -32602 naming the argument, never a runtime TypeError or
+ * NaN; what the validator coerces runs coerced; the audit keeps the arguments as received.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, type Host, useSharedHost } from "../../helpers/host.ts";
+
+let host: Host;
+let sid: string;
+useSharedHost({ session: true }, h => ({ host, sid } = h));
+
+const records = () =>
+	readFileSync(host.auditPath, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map(l => JSON.parse(l) as { phase: string; tool: string; args: string; isError?: boolean });
+
+describe("arguments checked before execute", () => {
+	test("read {} -> -32602 naming `path`; audited as received, as an error", async () => {
+		const r = await callTool(host, sid, "read", {}, 11);
+		expect(r.status).toBe(200);
+		const error = r.body.error as { code: number; message: string };
+		expect(error.code).toBe(-32602);
+		expect(error.message).toContain("read");
+		expect(error.message).toContain("path");
+		expect(error.message).not.toContain("TypeError");
+		const recs = records().filter(x => x.tool === "read" && x.args === "{}");
+		expect(recs.map(x => x.phase)).toEqual(["start", "done"]);
+		expect(recs[1]?.isError).toBe(true);
+	}, 30_000);
+
+	test('bash {"command":"…","timeout":"abc"} -> -32602 naming `timeout`; the command never ran', async () => {
+		const marker = `nan-${crypto.randomUUID()}`;
+		const r = await callTool(host, sid, "bash", { command: `touch ${marker}`, timeout: "abc" }, 12);
+		const error = r.body.error as { code: number; message: string };
+		expect(error.code).toBe(-32602);
+		expect(error.message).toContain("timeout");
+		expect(error.message).not.toContain("NaN");
+		expect(existsSync(join(host.cwd, marker))).toBe(false);
+	}, 30_000);
+
+	test('bash {"command":123} -> coerced to "123" as the host does for its model; no "is not a function"', async () => {
+		const r = await callTool(host, sid, "bash", { command: 123 }, 13);
+		expect(r.body.error).toBeUndefined();
+		const text = JSON.stringify(r.body.result);
+		expect(text).not.toContain("is not a function");
+		expect(text).toContain("123");
+		const start = records().find(x => x.phase === "start" && x.tool === "bash" && x.args === '{"command":123}');
+		expect(start).toBeDefined();
+	}, 30_000);
+
+	test('bash {"command":"echo", "timeout":"5"} -> coerced timeout runs normally', async () => {
+		const r = await callTool(host, sid, "bash", { command: "echo coerced-ok", timeout: "5" }, 14);
+		expect(JSON.stringify(r.body.result)).toContain("coerced-ok");
+	}, 30_000);
+});
