@@ -5,7 +5,7 @@
  */
 import { fstatSync } from "node:fs";
 
-export const BLOB_STALL_MS = 30_000;
+const BLOB_STALL_MS = 30_000;
 
 /** Testing knob: A2A_BRIDGE_BLOB_STALL_MS shortens the bound so the end-to-end test runs fast. */
 export function stallMs(env: Record<string, string | undefined> = process.env): number {

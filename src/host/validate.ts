@@ -9,7 +9,7 @@ import type { HostAccess, HostTool } from "./shapes.ts";
 export type ArgCheck = { ok: true; args: Record<string, unknown> } | { ok: false; message: string };
 
 /** Longest refusal text sent back; the host's message names every failing argument within it. */
-export const INVALID_ARGS_MAX_CHARS = 1000;
+const INVALID_ARGS_MAX_CHARS = 1000;
 
 export function checkArgs(host: HostAccess, tool: HostTool, name: string, args: Record<string, unknown>): ArgCheck {
 	if (!host.validateArgs) return { ok: true, args };
