@@ -491,6 +491,24 @@ describe("BridgeServer error table", () => {
 		await expectRpcError(res, 200, -32602, message, 4);
 	});
 
+	test("a client that hangs up mid-body -> logged as a client abort, not as an internal error", async () => {
+		const h = makeServer();
+		const gone = new AbortController();
+		const body = new ReadableStream<Uint8Array>({
+			start: c => {
+				c.enqueue(new TextEncoder().encode('{"jsonrpc":'));
+				gone.signal.addEventListener("abort", () =>
+					c.error(new DOMException("The connection was closed.", "AbortError")),
+				);
+			},
+		});
+		const req = new Request(request("POST", "/", {}, body), { signal: gone.signal });
+		const pending = h.server.handle(req);
+		gone.abort();
+		await pending;
+		expect(h.logs).toEqual(["a2a-bridge: client aborted POST / before its request was complete"]);
+	});
+
 	test("internal_error: throwing callTool -> 500 fixed body, detail only in the log", async () => {
 		const secret = "EACCES: permission denied, open '/root/secret-path'";
 		const h = makeServer({
