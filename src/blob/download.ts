@@ -1,11 +1,10 @@
 /**
  * `GET`/`HEAD /blob`: a regular file streamed back whole or by one byte range. The target is opened
  * without blocking and checked on its descriptor (blob/target.ts). Kernel pseudo-files report a
- * made-up size, so they are streamed to EOF with no `Content-Length` and no ranges. A body holds
- * the connection's idle timer off and closes the connection when sent.
+ * made-up size, so they are streamed to EOF with no `Content-Length` and no ranges. The idle timer
+ * stays on: Bun restarts it with every write, so it cuts only a reader that takes nothing for 30 s.
  */
 import { closeSync, readSync } from "node:fs";
-import { holdOpen } from "../core/idle.ts";
 import type { Ctx } from "./context.ts";
 import { parseRange } from "./parse.ts";
 import { openTarget } from "./target.ts";
@@ -25,15 +24,8 @@ export function download(req: Request, path: string, { note, refuse }: Ctx): Res
 			const headers = { "content-type": "application/octet-stream", "transfer-encoding": "chunked" };
 			return new Response(null, { status: 200, headers });
 		}
-		const release = holdOpen(req);
-		const body = streamToEof(fd, bytes => {
-			release();
-			note(path, 0, bytes);
-		});
-		return new Response(body, {
-			status: 200,
-			headers: { "content-type": "application/octet-stream", connection: "close" },
-		});
+		const body = streamToEof(fd, bytes => note(path, 0, bytes));
+		return new Response(body, { status: 200, headers: { "content-type": "application/octet-stream" } });
 	}
 	closeSync(fd);
 	const size = st.size;
@@ -49,10 +41,6 @@ export function download(req: Request, path: string, { note, refuse }: Ctx): Res
 	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;
 	note(path, start, head ? 0 : length);
 	if (head || length === 0) return new Response(null, { status: range.value ? 206 : 200, headers });
-	// Bun's idle timer runs while a response streams: a long download would be cut, so it is off and
-	// the connection ends with this response instead of idling on.
-	holdOpen(req);
-	headers.connection = "close";
 	// Slicing pins the length to the size seen above even if the file grows while it streams.
 	const body = Bun.file(path).slice(start, end + 1, "application/octet-stream");
 	return new Response(body, { status: range.value ? 206 : 200, headers });

@@ -5,8 +5,9 @@
  * so the test controls every byte; closes are awaited with a bound, never timed.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { connect, type Socket } from "node:net";
+import { join } from "node:path";
 import { type Host, openSession, useSharedHost } from "../../helpers/host.ts";
 
 /** The contract's bound is 30 s; a close must be seen before this. */
@@ -128,4 +129,23 @@ describe("running work holds the connection open (idle bound 2 s via A2A_BRIDGE_
 		expect(r.text()).toStartWith("HTTP/1.1 200");
 		expect(r.text()).toContain(marker);
 	}, 90_000);
+	test("a slow upload, three times longer than the idle bound but never 30 s without a byte -> not cut", async () => {
+		const file = join(host.home, "slow.bin");
+		const chunk = "u".repeat(16 * 1024);
+		const chunks = 24;
+		const up = await raw(
+			host.port,
+			`POST /blob?path=${encodeURIComponent(file)} HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\n` +
+				`Authorization: Bearer ${host.token}\r\nContent-Length: ${chunk.length * chunks}\r\nConnection: close\r\n\r\n`,
+			60_000,
+		);
+		// 24 chunks 250 ms apart: about 6 s, three idle bounds, never 30 s without a byte.
+		for (let i = 0; i < chunks; i++) {
+			up.sock.write(chunk);
+			await Bun.sleep(250);
+		}
+		expect(await up.closed).toBe(true);
+		expect(up.text()).toStartWith("HTTP/1.1 200");
+		expect(statSync(file).size).toBe(chunk.length * chunks);
+	}, 120_000);
 });
