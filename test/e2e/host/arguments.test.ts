@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, type Host, useSharedHost } from "../../helpers/host.ts";
+import { callTool, type Host, rpcPost, useSharedHost } from "../../helpers/host.ts";
 
 let host: Host;
 let sid: string;
@@ -55,5 +55,27 @@ describe("arguments checked before execute", () => {
 	test('bash {"command":"echo", "timeout":"5"} -> coerced timeout runs normally', async () => {
 		const r = await callTool(host, sid, "bash", { command: "echo coerced-ok", timeout: "5" }, 14);
 		expect(JSON.stringify(r.body.result)).toContain("coerced-ok");
+	}, 30_000);
+
+	test("SSE mode (progressToken): a refusal is the final event, -32602 naming the argument", async () => {
+		const res = await rpcPost(
+			host,
+			{
+				jsonrpc: "2.0",
+				id: 15,
+				method: "tools/call",
+				params: { name: "read", arguments: {}, _meta: { progressToken: 1 } },
+			},
+			{ "mcp-session-id": sid, accept: "application/json, text/event-stream" },
+		);
+		expect(res.headers.get("content-type")).toBe("text/event-stream");
+		const events = (await res.text())
+			.split("\n\n")
+			.filter(b => b.startsWith("data: "))
+			.map(b => JSON.parse(b.slice(6)) as { id?: number; error?: { code: number; message: string } });
+		const last = events.at(-1);
+		expect(last?.id).toBe(15);
+		expect(last?.error?.code).toBe(-32602);
+		expect(last?.error?.message).toContain("path");
 	}, 30_000);
 });
