@@ -46,7 +46,7 @@ describe("running work counts", () => {
 		);
 		expect(ack.status).toBe(202);
 		expect((await pending).body.error).toEqual({ code: -32800, message: "request cancelled" });
-		expect(await status()).toMatch(/calls in flight: 1 — a2a_stubborn \(\d+ s, cancelled, still stopping\)/);
+		expect(await status()).toMatch(/calls in flight: 1 — a2a_stubborn \(\d+ s, cancelled, still stopping[,)]/);
 		writeFileSync(release, "");
 		expect(await statusUntil(t => t.includes("calls in flight: 0"))).toContain("calls in flight: 0");
 	}, 60_000);
@@ -69,7 +69,7 @@ describe("running work counts", () => {
 		gone.abort();
 		await request;
 		expect(await statusUntil(t => t.includes("abandoned by its caller"))).toMatch(
-			/a2a_stubborn \(\d+ s, abandoned by its caller\)/,
+			/a2a_stubborn \(\d+ s, abandoned by its caller[,)]/,
 		);
 		writeFileSync(release, "");
 		expect(await statusUntil(t => t.includes("calls in flight: 0"))).toContain("calls in flight: 0");
