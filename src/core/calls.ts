@@ -8,7 +8,8 @@ import { describe } from "./describe.ts";
 import { ERRORS, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { holdOpen } from "./idle.ts";
 import { isRecord } from "./jsonrpc.ts";
-import { acceptsEventStream, openSseCall, type ProgressToken, type SseCall, type SseTimings } from "./progress.ts";
+import { acceptsEventStream, openSseCall, type ProgressToken, type SseTimings } from "./progress.ts";
+import { abort, runCall } from "./run.ts";
 import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 export const MAX_CALLS_IN_FLIGHT = 256;
@@ -93,10 +94,19 @@ export class CallTable {
 		const release = req ? holdOpen(req) : noop;
 		const token = progressTokenOf(params);
 		const sse = token !== null && acceptsEventStream(accept) ? openSseCall(token, this.#sse) : null;
-		const run = this.#run(call, key, args, sse, caller, modern?.closed).finally(() => {
-			unwatch();
-			release();
-		});
+		const ended = (still: Promise<unknown> | null) => {
+			this.inFlight.delete(key);
+			if (still !== null) this.#holdSlot(call, still);
+		};
+		const run = runCall(this.#deps, { call, args, sse, caller, closed: modern?.closed, ended })
+			.then(outcome => {
+				this.callsServed++;
+				return outcome;
+			})
+			.finally(() => {
+				unwatch();
+				release();
+			});
 		const result = (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError, ...modern?.resultExtra });
 		if (sse === null) {
 			const outcome = await run;
@@ -113,61 +123,6 @@ export class CallTable {
 			},
 		);
 		return sse.response;
-	}
-
-	/** Runs one call between its two audit records; resolves null when the call was cancelled. */
-	async #run(
-		call: InFlightCall,
-		key: string,
-		args: Record<string, unknown>,
-		sse: SseCall | null,
-		caller: CallerInfo,
-		closed: AbortSignal | undefined,
-	): Promise<ToolCallOutcome | null> {
-		const record = { id: call.id, sid: call.sid, token: caller.token, client: caller.client, tool: call.tool, args };
-		const onClose = () => abort(call);
-		if (closed?.aborted) abort(call);
-		closed?.addEventListener("abort", onClose, { once: true });
-		let work: Promise<ToolCallOutcome> | undefined;
-		let settled = false;
-		try {
-			await this.#deps.audit?.start(record);
-			let outcome: ToolCallOutcome | null;
-			try {
-				work = this.#deps.callTool({
-					callId: call.id,
-					name: call.tool,
-					args,
-					signal: call.controller.signal,
-					sid: call.sid,
-					caller,
-					...(sse
-						? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() }
-						: {}),
-				});
-				// Registered first, so it is set before raceAbort hands the outcome back.
-				const done = () => {
-					settled = true;
-				};
-				work.then(done, done);
-				outcome = await raceAbort(work, call.controller.signal);
-			} catch (err) {
-				// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
-				await this.#deps.audit?.done({ ...record, isError: true });
-				throw err;
-			}
-			await this.#deps.audit?.done({
-				...record,
-				isError: outcome === null || outcome.isError,
-				...(call.cancelled ? { cancelled: true } : {}),
-			});
-			this.callsServed++;
-			return outcome;
-		} finally {
-			closed?.removeEventListener("abort", onClose);
-			this.inFlight.delete(key);
-			if (work !== undefined && !settled) this.#holdSlot(call, work);
-		}
 	}
 
 	/**
@@ -208,34 +163,9 @@ function watchCaller(signal: AbortSignal, call: InFlightCall): () => void {
 	return () => signal.removeEventListener("abort", onGone);
 }
 
-function abort(call: InFlightCall): void {
-	call.cancelled = true;
-	call.controller.abort(new Error("request cancelled"));
-}
-
 function progressTokenOf(params: Record<string, unknown> | undefined): ProgressToken | null {
 	const meta = params?._meta;
 	if (!isRecord(meta)) return null;
 	const t = meta.progressToken;
 	return typeof t === "string" || (typeof t === "number" && Number.isFinite(t)) ? t : null;
-}
-
-/** Resolves with the promise's value, or null as soon as the signal aborts (the work may go on). */
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T | null> {
-	if (signal.aborted) return Promise.resolve(null);
-	return new Promise<T | null>((resolve, reject) => {
-		const onAbort = () => resolve(null);
-		signal.addEventListener("abort", onAbort, { once: true });
-		work.then(
-			v => {
-				signal.removeEventListener("abort", onAbort);
-				resolve(signal.aborted ? null : v);
-			},
-			e => {
-				signal.removeEventListener("abort", onAbort);
-				if (signal.aborted) resolve(null);
-				else reject(e);
-			},
-		);
-	});
 }

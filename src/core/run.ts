@@ -1,0 +1,89 @@
+/**
+ * One tool run between its `start` and `done` audit records (contract §6.4, §9): the `start` is
+ * awaited before the tool runs, the `done` before the caller is answered, also on failure.
+ */
+import type { SseCall } from "./progress.ts";
+import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
+
+export interface CallRun {
+	call: InFlightCall;
+	args: Record<string, unknown>;
+	sse: SseCall | null;
+	caller: CallerInfo;
+	/** 2026-07-28: aborts when the client closes the stream (the era's cancel). */
+	closed: AbortSignal | undefined;
+	ended(stillRunning: Promise<unknown> | null): void;
+}
+
+/**
+ * Runs one call between its two audit records; resolves null when the call was cancelled. `ended`
+ * hears when the caller is answered, with the tool's promise if the tool has not stopped yet.
+ */
+export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallOutcome | null> {
+	const { call, args, sse, caller, closed, ended } = run;
+	const record = { id: call.id, sid: call.sid, token: caller.token, client: caller.client, tool: call.tool, args };
+	const onClose = () => abort(call);
+	if (closed?.aborted) abort(call);
+	closed?.addEventListener("abort", onClose, { once: true });
+	let work: Promise<ToolCallOutcome> | undefined;
+	let settled = false;
+	try {
+		await deps.audit?.start(record);
+		let outcome: ToolCallOutcome | null;
+		try {
+			work = deps.callTool({
+				callId: call.id,
+				name: call.tool,
+				args,
+				signal: call.controller.signal,
+				sid: call.sid,
+				caller,
+				...(sse ? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() } : {}),
+			});
+			// Registered first, so it is set before raceAbort hands the outcome back.
+			const done = () => {
+				settled = true;
+			};
+			work.then(done, done);
+			outcome = await raceAbort(work, call.controller.signal);
+		} catch (err) {
+			// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
+			await deps.audit?.done({ ...record, isError: true });
+			throw err;
+		}
+		await deps.audit?.done({
+			...record,
+			isError: outcome === null || outcome.isError,
+			...(call.cancelled ? { cancelled: true } : {}),
+		});
+		return outcome;
+	} finally {
+		closed?.removeEventListener("abort", onClose);
+		ended(work !== undefined && !settled ? work : null);
+	}
+}
+
+export function abort(call: InFlightCall): void {
+	call.cancelled = true;
+	call.controller.abort(new Error("request cancelled"));
+}
+
+/** Resolves with the promise's value, or null as soon as the signal aborts (the work may go on). */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T | null> {
+	if (signal.aborted) return Promise.resolve(null);
+	return new Promise<T | null>((resolve, reject) => {
+		const onAbort = () => resolve(null);
+		signal.addEventListener("abort", onAbort, { once: true });
+		work.then(
+			v => {
+				signal.removeEventListener("abort", onAbort);
+				resolve(signal.aborted ? null : v);
+			},
+			e => {
+				signal.removeEventListener("abort", onAbort);
+				if (signal.aborted) resolve(null);
+				else reject(e);
+			},
+		);
+	});
+}
