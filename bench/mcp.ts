@@ -13,58 +13,25 @@
  * MCP_BENCH_ROUNDS (default 3).
  */
 import { readFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { Host } from "../test/helpers/host.ts";
 import { initialize, type LoadResult, type LoadSpec, runLoadInChild } from "../test/helpers/loadgen.ts";
 import type { BlobResult } from "./blob.ts";
 import { startChild } from "./child.ts";
-import { type ModernFigures, modernLoad, modernRows, writeHostCatalog } from "./modern.ts";
+import { CELLS, CONTENDERS, type Contender, fmtMs, fmtRps, printMcpReport, type Who } from "./mcp-report.ts";
+import { type ModernFigures, modernLoad, writeHostCatalog } from "./modern.ts";
 
 const SECONDS = Number(process.env.MCP_BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.MCP_BENCH_ROUNDS ?? 3);
 /** Floor on requests per run, in case the warm-up that sizes the runs was slowed by other load. */
 const MIN_REQUESTS = 1000;
-const TARGET_VS_BARE = 0.85;
-const TARGET_VS_SDK = 7;
-const TARGET_OVERHEAD_MS = 0.2;
 const READ_PROBE = join(import.meta.dir, "read-probe-ext.ts");
 const SMALL_FILE_REL = "work/small.txt";
 const SMALL_FILE_TEXT = Array.from(
 	{ length: 24 },
 	(_, i) => `line ${i + 1}: a small file for the read benchmark\n`,
 ).join("");
-
-type Who = "bare" | "bridge" | "sdk";
-const CONTENDERS: Who[] = ["bare", "bridge", "sdk"];
-
-interface Contender {
-	who: Who;
-	url: string;
-	token: string;
-	pid: number;
-}
-
-interface Cell {
-	key: string;
-	label: string;
-	method: "ping" | "tools/list";
-	sessions: number;
-}
-
-const CELLS: Cell[] = [
-	{ key: "ping-1", label: "ping, 1 session", method: "ping", sessions: 1 },
-	{ key: "ping-32", label: "ping, 32 sessions", method: "ping", sessions: 32 },
-	{ key: "list-1", label: "tools/list, 1 session", method: "tools/list", sessions: 1 },
-	{ key: "list-32", label: "tools/list, 32 sessions", method: "tools/list", sessions: 32 },
-];
-
-const median = (xs: number[]): number => {
-	const s = [...xs].sort((a, b) => a - b);
-	if (s.length === 0) return Number.NaN;
-	const mid = Math.floor(s.length / 2);
-	return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-};
 
 const procStatusKiB = (pid: number, field: "VmRSS" | "VmHWM"): number => {
 	const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -114,58 +81,6 @@ async function bodyBytes(c: Contender, method: string): Promise<number> {
 		body: JSON.stringify({ jsonrpc: "2.0", id: 1, method }),
 	});
 	return (await res.arrayBuffer()).byteLength;
-}
-
-const fmtRps = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : "–");
-const fmtMs = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "–");
-const fmtLat = (p50: number, p99: number) => `${fmtMs(p50)} / ${fmtMs(p99)}`;
-const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
-const TARGET_BLOB_VS_BARE = 0.85;
-const TARGET_BLOB_GROWTH_MIB = 64;
-
-/** The /blob rows: MB/s in the bare / bridge columns, the ratio to the faster bare server, host VmHWM growth. */
-function blobRows(b: BlobResult): string[][] {
-	const cell = (x: number) => x.toFixed(0);
-	const dir = (label: string, key: "up" | "down") => {
-		const bare = Math.max(b.bareSync[key], b.bareBunWrite[key]);
-		const ratio = b.bridge[key] / bare;
-		const target = `≥ ${TARGET_BLOB_VS_BARE} × bare`;
-		return [
-			`/blob ${label} 1 GiB, MB/s (median of ${b.rounds})`,
-			cell(bare),
-			cell(b.bridge[key]),
-			"–",
-			`${ratio.toFixed(2)} ×`,
-			"",
-			target,
-			verdict(ratio >= TARGET_BLOB_VS_BARE),
-		];
-	};
-	return [
-		dir("upload", "up"),
-		dir("download", "down"),
-		[
-			`/blob bare servers up / down MB/s: writeSync, Bun.write`,
-			`${cell(b.bareSync.up)}, ${cell(b.bareBunWrite.up)} / ${cell(b.bareSync.down)}, ${cell(b.bareBunWrite.down)}`,
-			"",
-			"",
-			"",
-			"",
-			"",
-			"",
-		],
-		["local file copy (copyFileSync), MB/s", cell(b.copy), "", "", "", "", "", ""],
-		[
-			"host VmHWM growth over the /blob rounds, MiB",
-			"",
-			`+${b.hwmGrowthMiB.toFixed(1)}`,
-			"",
-			"",
-			"",
-			`≤ ${TARGET_BLOB_GROWTH_MIB} MiB`,
-			verdict(b.hwmGrowthMiB <= TARGET_BLOB_GROWTH_MIB),
-		],
-	];
 }
 
 /** Prints the combined table; `blob` adds the /blob rows (bench/blob.ts runs first under `bun run bench`). */
@@ -293,128 +208,21 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 			await Promise.all(CONTENDERS.map(async who => [who, await bodyBytes(by[who], "tools/list")] as const)),
 		) as Record<Who, number>;
 
-		// The table.
-		const rows: string[][] = [];
-		const med = (key: string, who: Who, f: (r: LoadResult) => number) => median((runs[key]?.[who] ?? []).map(f));
-		let pingVsBare = Number.NaN;
-		let pingVsSdk = Number.NaN;
-		for (const cell of CELLS) {
-			const rps = (who: Who) => med(cell.key, who, r => r.rps);
-			const vsBare = rps("bridge") / rps("bare");
-			const vsSdk = rps("bridge") / rps("sdk");
-			const targeted = cell.key === "ping-32";
-			if (targeted) {
-				pingVsBare = vsBare;
-				pingVsSdk = vsSdk;
-			}
-			rows.push([
-				`${cell.label}: req/s`,
-				fmtRps(rps("bare")),
-				fmtRps(rps("bridge")),
-				fmtRps(rps("sdk")),
-				`${vsBare.toFixed(2)} ×`,
-				`${vsSdk.toFixed(2)} ×`,
-				targeted ? `≥ ${TARGET_VS_BARE} × bare; ≥ ${TARGET_VS_SDK} × SDK` : "",
-				targeted ? `${verdict(vsBare >= TARGET_VS_BARE)}; ${verdict(vsSdk >= TARGET_VS_SDK)}` : "",
-			]);
-			const lat = (who: Who) =>
-				fmtLat(
-					med(cell.key, who, r => r.p50ms),
-					med(cell.key, who, r => r.p99ms),
-				);
-			rows.push([`${cell.label}: p50 / p99 ms`, lat("bare"), lat("bridge"), lat("sdk"), "", "", "", ""]);
-		}
-		rows.push(["tools/list response body, bytes", `${bytes.bare}`, `${bytes.bridge}`, `${bytes.sdk}`, "", "", "", ""]);
-		const httpP50 = median(readHttp.map(r => r.p50ms));
-		const httpP99 = median(readHttp.map(r => r.p99ms));
-		const inP50 = median(readInProc.map(r => r.p50));
-		const inP99 = median(readInProc.map(r => r.p99));
-		const overhead = httpP50 - inP50;
-		rows.push(["tools/call read, 1 session, HTTP: p50 / p99 ms", "–", fmtLat(httpP50, httpP99), "–", "", "", "", ""]);
-		rows.push(["read execute in-process: p50 / p99 ms", "–", fmtLat(inP50, inP99), "–", "", "", "", ""]);
-		rows.push([
-			"bridge overhead on read (HTTP p50 − in-process p50)",
-			"–",
-			`${overhead >= 0 ? "+" : ""}${overhead.toFixed(3)} ms`,
-			"–",
-			"",
-			"",
-			`≤ ${TARGET_OVERHEAD_MS} ms`,
-			verdict(overhead <= TARGET_OVERHEAD_MS),
-		]);
-		rows.push([
-			"tools/call echo, 1 session (SDK, context): p50 / p99 ms",
-			"–",
-			"–",
-			fmtLat(median(echoSdk.map(r => r.p50ms)), median(echoSdk.map(r => r.p99ms))),
-			"",
-			"",
-			"",
-			"",
-		]);
-		const modernTable = modernRows(modern, median);
-		rows.push(...modernTable.rows);
-		const memCell = (who: Who) => `${mem[who].rss.toFixed(1)} / ${mem[who].hwm.toFixed(1)}`;
-		if (blob) rows.push(...blobRows(blob));
-		rows.push([
-			"process VmRSS / VmHWM MiB, after the run",
-			memCell("bare"),
-			memCell("bridge"),
-			memCell("sdk"),
-			"",
-			"",
-			"",
-			"",
-		]);
-		rows.push([
-			"host VmRSS / VmHWM MiB, after boot",
-			"",
-			`${(hostBoot.rss / 1024).toFixed(1)} / ${(hostBoot.hwm / 1024).toFixed(1)}`,
-			"",
-			"",
-			"",
-			"",
-			"",
-		]);
-		const header = [
-			`measure (median of ${ROUNDS})`,
-			"bare ceiling",
-			"bridge (omp host)",
-			"SDK reference",
-			"bridge / bare",
-			"bridge / SDK",
-			"target",
-			"result",
-		];
-		const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? "").length)));
-		const line = (cells: string[]) =>
-			`| ${cells.map((c, i) => (i === 0 || i >= 6 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(" | ")} |`;
-		console.log("");
-		console.log(line(header));
-		console.log(
-			`|${widths.map((w, i) => (i === 0 || i >= 6 ? `-${"-".repeat(w)}-` : `-${"-".repeat(w)}:`)).join("|")}|`,
-		);
-		for (const r of rows) console.log(line(r));
-		console.log("");
-		if (!blob) console.log("/blob rows: run `bun run bench` (it runs bench/blob.ts first and puts its figures here).");
-		console.log(
-			`targets: ping ×32 ≥ ${TARGET_VS_BARE} × bare: ${verdict(pingVsBare >= TARGET_VS_BARE)} (${pingVsBare.toFixed(2)}); ` +
-				`ping ×32 ≥ ${TARGET_VS_SDK} × SDK: ${verdict(pingVsSdk >= TARGET_VS_SDK)} (${pingVsSdk.toFixed(2)}); ` +
-				`read overhead ≤ ${TARGET_OVERHEAD_MS} ms: ${verdict(overhead <= TARGET_OVERHEAD_MS)} (${overhead.toFixed(3)} ms)`,
-		);
-		console.log(modernTable.line);
-		console.log(`SDK reference catalog: the host's ${catalog.bytes} bytes of tools, registered through zod`);
-		const perRound = (key: string, other: Who) =>
-			(runs[key]?.bridge ?? [])
-				.map((r, i) => (r.rps / (runs[key]?.[other][i]?.rps ?? Number.NaN)).toFixed(2))
-				.join(", ");
-		console.log(
-			`ping ×32 per-round ratios (same round, back to back): bridge/bare ${perRound("ping-32", "bare")}; bridge/SDK ${perRound("ping-32", "sdk")}`,
-		);
-		console.log(
-			`machine load (1-min load average, ${cpus().length} cores): ${loadStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`,
-		);
-		for (const w of warnings) console.log(`warning: ${w}`);
+		printMcpReport({
+			runs,
+			readHttp,
+			readInProc,
+			echoSdk,
+			modern,
+			warnings,
+			mem,
+			bytes,
+			hostBoot,
+			loadStart,
+			catalogBytes: catalog.bytes,
+			blob,
+			rounds: ROUNDS,
+		});
 	} finally {
 		for (const c of children) await c.stop();
 		if (host) {
