@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "bun";
-import { type Reply, startFakeModel } from "./scripted-model.ts";
+import { modelsYml, type Reply, startFakeModel } from "./scripted-model.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OMP_CLI = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent", "dist", "cli.js");
@@ -99,7 +99,7 @@ async function main(): Promise<number> {
 		say(`demo:     the bridge serves ${url} (token ${token.slice(0, 6)}…, from the host's a2a-bridge.json)`);
 
 		say(`demo: 2/4 scripted model on ${model.url} (no API key): it asks once for mcp__omp_host_bash, then says done`);
-		writeFileSync(join(callerHome, ".omp", "agent", "models.yml"), modelsFor(model.url));
+		writeFileSync(join(callerHome, ".omp", "agent", "models.yml"), modelsYml(model.url, "scripted", "scripted/demo"));
 		const mcp = { mcpServers: { "omp-host": { type: "http", url, headers: { Authorization: `Bearer ${token}` } } } };
 		writeFileSync(join(callerHome, ".omp", "agent", "mcp.json"), JSON.stringify(mcp, null, "\t"));
 
@@ -150,18 +150,6 @@ async function main(): Promise<number> {
 	}
 	say(ok ? "demo: ok: a second omp called the host's bash over MCP" : "demo: FAILED (see above)");
 	return ok ? 0 : 1;
-}
-
-function modelsFor(baseUrl: string): string {
-	return `providers:
-  scripted:
-    baseUrl: ${baseUrl}
-    api: anthropic-messages
-    apiKey: not-a-real-key
-    models:
-      - id: scripted/demo
-        contextWindow: 100000
-`;
 }
 
 main().then(

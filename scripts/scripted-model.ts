@@ -76,14 +76,15 @@ export function startFakeModel(
 	return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: () => server.stop(true) };
 }
 
-export function modelsYml(baseUrl: string): string {
+/** A models.yml with one provider whose one model is served at `baseUrl`. */
+export function modelsYml(baseUrl: string, provider = "placeholder", model = "placeholder/small"): string {
 	return `providers:
-  placeholder:
+  ${provider}:
     baseUrl: ${baseUrl}
     api: anthropic-messages
     apiKey: not-a-real-key
     models:
-      - id: placeholder/small
+      - id: ${model}
         contextWindow: 100000
 `;
 }

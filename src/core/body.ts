@@ -1,12 +1,13 @@
-import type { ErrorKind } from "./errors.ts";
+import { type ErrorKind, rpcError } from "./errors.ts";
+import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 
-export type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: ErrorKind };
+type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: ErrorKind };
 
 /**
  * Reads at most `max` bytes. Content-Length is trusted only without Transfer-Encoding
  * (RFC 9112 §6.3); otherwise the stream is counted and dropped the moment it crosses the limit.
  */
-export async function readBodyLimited(req: Request, max: number): Promise<BodyRead> {
+async function readBodyLimited(req: Request, max: number): Promise<BodyRead> {
 	const declared = req.headers.get("content-length");
 	const chunked = req.headers.get("transfer-encoding") !== null;
 	if (declared !== null && !chunked && Number(declared) > max) return { ok: false, kind: "body_too_large" };
@@ -37,4 +38,14 @@ export async function readBodyLimited(req: Request, max: number): Promise<BodyRe
 		off += c.byteLength;
 	}
 	return { ok: true, bytes };
+}
+
+/** The pipeline's body steps, the same in both eras: size limit, JSON, one JSON-RPC message. */
+export async function readMessage(req: Request, max: number): Promise<Envelope | Response> {
+	const body = await readBodyLimited(req, max);
+	if (!body.ok) return rpcError("body_too_large");
+	const json = parseJsonBody(body.bytes);
+	if (!json.ok) return rpcError("parse_error");
+	const env = parseEnvelope(json.value);
+	return env.ok ? env.value : rpcError("invalid_request", env.id);
 }

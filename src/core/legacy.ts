@@ -3,11 +3,11 @@
  * other message needs one bound to the caller's token, and `notifications/cancelled` cancels.
  */
 import type { Identity } from "../config/auth.ts";
-import { readBodyLimited } from "./body.ts";
+import { readMessage } from "./body.ts";
 import type { CallTable } from "./calls.ts";
 import { clientName } from "./client-name.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
-import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
+import type { Envelope } from "./jsonrpc.ts";
 import type { Session, SessionTable } from "./sessions.ts";
 import type { McpTool } from "./types.ts";
 
@@ -43,13 +43,8 @@ export class LegacyMcp {
 			this.#d.sessions.delete(s.sid);
 			return new Response(null, { status: 204 });
 		}
-		const body = await readBodyLimited(req, MAX_BODY_BYTES);
-		if (!body.ok) return rpcError("body_too_large");
-		const json = parseJsonBody(body.bytes);
-		if (!json.ok) return rpcError("parse_error");
-		const env = parseEnvelope(json.value);
-		if (!env.ok) return rpcError("invalid_request", env.id);
-		const msg = env.value;
+		const msg = await readMessage(req, MAX_BODY_BYTES);
+		if (msg instanceof Response) return msg;
 		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params, who);
 		const session = this.#guardSession(req, who, msg.kind === "request" ? msg.id : null);
 		if (session instanceof Response) return session;

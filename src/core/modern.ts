@@ -4,10 +4,10 @@
  * cancelled by closing its response stream. Results carry `resultType` and the server's info.
  */
 import type { Identity } from "../config/auth.ts";
-import { readBodyLimited } from "./body.ts";
+import { readMessage } from "./body.ts";
 import type { CallTable } from "./calls.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
-import { isRecord, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
+import { isRecord } from "./jsonrpc.ts";
 import { MAX_BODY_BYTES } from "./legacy.ts";
 import { checkModernRequest, META_SERVER_INFO, SERVED_VERSIONS } from "./modern-parse.ts";
 import type { CallerInfo, McpTool } from "./types.ts";
@@ -35,13 +35,8 @@ export class ModernMcp {
 
 	/** `who` is the caller's token; without sessions each call carries its name itself. */
 	async handle(req: Request, who: Identity): Promise<Response> {
-		const body = await readBodyLimited(req, MAX_BODY_BYTES);
-		if (!body.ok) return rpcError("body_too_large");
-		const json = parseJsonBody(body.bytes);
-		if (!json.ok) return rpcError("parse_error");
-		const env = parseEnvelope(json.value);
-		if (!env.ok) return rpcError("invalid_request", env.id);
-		const msg = env.value;
+		const msg = await readMessage(req, MAX_BODY_BYTES);
+		if (msg instanceof Response) return msg;
 		// The era defines no client notifications (a stream's close is the cancel): acknowledged, dropped.
 		if (msg.kind === "notification") return new Response(null, { status: 202 });
 		if (msg.kind === "response") return rpcError("invalid_request", msg.id);

@@ -115,11 +115,11 @@ export class BridgeServer {
 		} catch (err) {
 			const path = requestPath(req.url);
 			// A client that hangs up mid-body is not a bridge failure; its answer goes nowhere anyway.
-			if (isClientAbort(req, err)) {
-				this.#deps.log(`a2a-bridge: client aborted ${req.method} ${path} before its request was complete`);
-				return refuse(this.#gate.route(path) ?? "mcp", "internal_error");
-			}
-			this.#deps.log(`a2a-bridge: internal error on ${req.method} ${path}: ${describe(err)}`);
+			this.#deps.log(
+				isClientAbort(req, err)
+					? `a2a-bridge: client aborted ${req.method} ${path} before its request was complete`
+					: `a2a-bridge: internal error on ${req.method} ${path}: ${describe(err)}`,
+			);
 			return refuse(this.#gate.route(path) ?? "mcp", "internal_error");
 		}
 	};

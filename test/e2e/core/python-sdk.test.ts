@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Host, ROOT, useSharedHost } from "../../helpers/host.ts";
 import { auditLines, MODERN, until } from "../../helpers/modern.ts";
+import { runCommand } from "../../helpers/run.ts";
 
 const PYTHON = join(ROOT, ".venv-mcp", "bin", "python");
 const CLIENT = join(ROOT, "test", "fixtures", "mcp_client.py");
@@ -18,18 +19,10 @@ async function sdk(host: Host, mode: string, ...action: string[]): Promise<Recor
 	if (!existsSync(PYTHON)) {
 		throw new Error(`the MCP Python SDK is missing: run scripts/mcp-venv.sh (creates .venv-mcp/ with mcp==2.3.0)`);
 	}
-	const proc = Bun.spawn([PYTHON, CLIENT, host.url, host.token, mode, ...action], {
-		stdout: "pipe",
-		stderr: "pipe",
+	const { code, out, err } = await runCommand([PYTHON, CLIENT, host.url, host.token, mode, ...action], {
 		env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+		timeoutMs: 60_000,
 	});
-	const timer = setTimeout(() => proc.kill(), 60_000);
-	const [out, err, code] = await Promise.all([
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-		proc.exited,
-	]);
-	clearTimeout(timer);
 	if (code !== 0) throw new Error(`mcp_client.py ${mode} ${action.join(" ")} exited ${code}: ${err}`);
 	return JSON.parse(out);
 }

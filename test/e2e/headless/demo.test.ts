@@ -6,13 +6,12 @@ import { expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "bun";
 import { ROOT } from "../../helpers/host.ts";
+import { runCommand } from "../../helpers/run.ts";
 
 test("npm run demo: the caller's scripted model calls the host's bash over MCP and the command ran on the host", async () => {
 	const home = mkdtempSync(join(tmpdir(), "a2a-demo-user-"));
-	const proc = spawn({
-		cmd: ["npm", "run", "--silent", "demo"],
+	const { code, out, err } = await runCommand(["npm", "run", "--silent", "demo"], {
 		cwd: ROOT,
 		env: {
 			// An empty HOME: the demo must neither need nor touch the user's own ~/.omp.
@@ -20,15 +19,7 @@ test("npm run demo: the caller's scripted model calls the host's bash over MCP a
 			PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
 			TMPDIR: process.env.TMPDIR ?? "/tmp",
 		},
-		stdin: "ignore",
-		stdout: "pipe",
-		stderr: "pipe",
 	});
-	const [code, out, err] = await Promise.all([
-		proc.exited,
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-	]);
 	const marker = out.match(/call mcp__omp_host_bash \{"command":"echo (a2a-demo-[\w-]+) /)?.[1];
 	expect(marker, out + err).toBeDefined();
 	expect(out).toContain(`the host's answer reached the caller's model: "${marker}\\nran in `);

@@ -16,22 +16,14 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "bun";
 import { freePort, Host, ROOT } from "../../helpers/host.ts";
+import { runCommand } from "../../helpers/run.ts";
 
 async function probe(host: Pick<Host, "home">, ...args: string[]): Promise<{ code: number; out: string }> {
-	const proc = spawn({
-		cmd: ["npm", "run", "--silent", "probe", ...(args.length > 0 ? ["--", ...args] : [])],
-		cwd: ROOT,
-		env: { HOME: host.home, PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}` },
-		stdout: "pipe",
-		stderr: "pipe",
-	});
-	const [code, out, err] = await Promise.all([
-		proc.exited,
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-	]);
+	const { code, out, err } = await runCommand(
+		["npm", "run", "--silent", "probe", ...(args.length > 0 ? ["--", ...args] : [])],
+		{ cwd: ROOT, env: { HOME: host.home, PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}` } },
+	);
 	return { code, out: out + err };
 }
 

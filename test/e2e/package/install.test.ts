@@ -11,18 +11,14 @@ import { dirname, join, relative, resolve } from "node:path";
 import { spawn } from "bun";
 import { type GitHttp, serveGit } from "../../helpers/git-http.ts";
 import { BUN, freePort, OMP, PLACEHOLDER_MODELS, ROOT, type RpcFrame } from "../../helpers/host.ts";
+import { runCommand } from "../../helpers/run.ts";
 
 const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { name: string; version: string };
 let home: string;
 let env: Record<string, string>;
 
 async function run(cmd: string[], cwd = join(home, "work")): Promise<{ code: number; out: string }> {
-	const proc = spawn({ cmd, cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-	const [code, out, err] = await Promise.all([
-		proc.exited,
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-	]);
+	const { code, out, err } = await runCommand(cmd, { cwd, env });
 	return { code, out: out + err };
 }
 
@@ -189,19 +185,7 @@ describe("the README's npx commands, with no Bun or omp on PATH", () => {
 	});
 
 	const sh = async (line: string) => {
-		const proc = spawn({
-			cmd: ["bash", "-c", line],
-			cwd: ROOT,
-			env: bare,
-			stdin: "ignore",
-			stdout: "pipe",
-			stderr: "pipe",
-		});
-		const [code, out, err] = await Promise.all([
-			proc.exited,
-			new Response(proc.stdout).text(),
-			new Response(proc.stderr).text(),
-		]);
+		const { code, out, err } = await runCommand(["bash", "-c", line], { cwd: ROOT, env: bare });
 		return { code, out: out + err };
 	};
 
