@@ -12,6 +12,11 @@ interface Timer {
 	timeout(req: Request, seconds: number): void;
 }
 
+/** Whole seconds for Bun, 1 to IDLE_TIMEOUT_S: the testing knob can shorten the bound, never lift it. */
+export function idleSeconds(asked: number): number {
+	return Number.isFinite(asked) ? Math.min(IDLE_TIMEOUT_S, Math.max(1, Math.round(asked))) : IDLE_TIMEOUT_S;
+}
+
 const timers = new WeakMap<Request, { server: Timer; idleS: number }>();
 const noop = (): void => {};
 

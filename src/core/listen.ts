@@ -4,7 +4,7 @@
  * graceful (no new connections, requests in flight finish); a busy non-zero port falls back once
  * to a random port.
  */
-import { IDLE_TIMEOUT_S, trackRequest } from "./idle.ts";
+import { IDLE_TIMEOUT_S, idleSeconds, trackRequest } from "./idle.ts";
 
 export interface Binding {
 	port: number;
@@ -30,8 +30,7 @@ export function bindBun(
 	port: number,
 	idleTimeoutS = IDLE_TIMEOUT_S,
 ): BindResult<Binding & { server: Bun.Server<undefined> }> {
-	// Bun takes whole seconds up to 255.
-	const idleS = Math.min(255, Math.max(1, Math.round(idleTimeoutS)));
+	const idleS = idleSeconds(idleTimeoutS);
 	const serve = (p: number) => {
 		const server = Bun.serve({
 			hostname: host,
