@@ -13,6 +13,7 @@ import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/con
 import { loadConfig } from "../src/config/file.ts";
 import { publishRuntime } from "../src/config/runtime.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
+import { progressIntervalMs } from "../src/core/progress.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
 import { a2aCommand } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
@@ -103,6 +104,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			routes,
 			// Testing knob: lets the end-to-end suite observe idle expiry without waiting 24 h.
 			sessionTtlMs: positive(process.env.A2A_BRIDGE_SESSION_TTL_MS),
+			// Testing knob: unpaced progress lets the end-to-end suite fill a slow reader's queue quickly.
+			sse: { minIntervalMs: progressIntervalMs(process.env.A2A_BRIDGE_PROGRESS_INTERVAL_MS) },
 		},
 	);
 	// Testing knob: a short idle bound lets the end-to-end suite see a held call outlive it quickly.

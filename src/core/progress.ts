@@ -3,7 +3,9 @@
  * strictly increases; at most one notification per `minIntervalMs` with the latest text always
  * delivered; while the tool prints nothing, a heartbeat notification (elapsed time) every
  * `heartbeatMs` keeps client timers alive and a `: keepalive` comment every `keepaliveMs` keeps
- * the connection alive; nothing is written after the final message.
+ * the connection alive; nothing is written after the final message. A client that stops reading
+ * holds at most SSE_QUEUE_MAX_BYTES in the stream's queue: progress beyond it waits (latest only),
+ * heartbeats and keep-alives beyond it are dropped; the final message always goes in.
  */
 
 import type { SseTimings } from "./types.ts";
@@ -14,8 +16,16 @@ const PROGRESS_MIN_INTERVAL_MS = 250;
 const KEEPALIVE_MS = 15_000;
 const HEARTBEAT_MS = 5_000;
 const PROGRESS_MESSAGE_MAX_BYTES = 1024;
+/** Bytes a stream may hold unread before progress waits; a reading client never gets near it. */
+export const SSE_QUEUE_MAX_BYTES = 64 * 1024;
 
 export type ProgressToken = string | number;
+
+/** Testing knob A2A_BRIDGE_PROGRESS_INTERVAL_MS: it can shorten the 250 ms pacing (0: none), never lift it. */
+export function progressIntervalMs(asked: string | undefined): number | undefined {
+	const v = asked === undefined || asked.trim() === "" ? Number.NaN : Number(asked);
+	return Number.isFinite(v) && v >= 0 ? Math.min(v, PROGRESS_MIN_INTERVAL_MS) : undefined;
+}
 
 /** The last `maxBytes` bytes of `text`, cut at a character boundary. */
 export function tailBytes(text: string, maxBytes = PROGRESS_MESSAGE_MAX_BYTES): string {
@@ -61,31 +71,59 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 	let lastOutput = started;
 	let lastBeat = started;
 	let lastKeepalive = started;
+	/** A write found no room: nothing optional is tried again until the client reads (`pull`). */
+	let full = false;
 
-	const write = (chunk: string): void => {
-		if (done || controller === null) return;
+	/**
+	 * Enqueues `chunk`; unless `always`, only while the unread queue stays within the bound, or onto
+	 * an empty queue (one event larger than the bound: a huge progress token).
+	 */
+	const write = (chunk: string, always = false): boolean => {
+		if (done || controller === null || (full && !always)) return false;
+		const bytes = encoder.encode(chunk);
+		const room = controller.desiredSize ?? 0;
+		if (!always && room < bytes.byteLength && room < SSE_QUEUE_MAX_BYTES) {
+			full = true;
+			return false;
+		}
 		try {
-			controller.enqueue(encoder.encode(chunk));
+			controller.enqueue(bytes);
 		} catch {
 			// The client went away: the call still finishes and is audited, only the stream is gone.
 		}
+		return true;
 	};
-	const event = (message: unknown): void => write(`data: ${JSON.stringify(message)}\n\n`);
-	const notify = (message: string): void => {
-		counter++;
-		lastSent = now();
-		event({
-			jsonrpc: "2.0",
-			method: "notifications/progress",
-			params: { progressToken: token, progress: counter, message },
-		});
+	const event = (message: unknown, always = false): boolean => write(`data: ${JSON.stringify(message)}\n\n`, always);
+	const notify = (message: string, always = false): boolean => {
+		const sent = event(
+			{
+				jsonrpc: "2.0",
+				method: "notifications/progress",
+				params: { progressToken: token, progress: counter + 1, message },
+			},
+			always,
+		);
+		if (sent) {
+			counter++;
+			lastSent = now();
+		}
+		return sent;
 	};
-	const flush = (): void => {
+	/** Sends the latest output; when the queue is full it stays pending until the client reads (`pull`). */
+	const flush = (always = false): void => {
 		flushTimer = null;
 		if (pending === null) return;
+		// Taken before the enqueue: the stream calls `pull` from inside it.
 		const text = pending;
 		pending = null;
-		notify(tailBytes(text));
+		if (!notify(tailBytes(text), always)) pending = text;
+	};
+	/** Sends pending output now, or when the interval since the last notification has passed. */
+	const schedule = (): void => {
+		if (pending === null || flushTimer !== null || full) return;
+		const wait = lastSent + minInterval - now();
+		if (wait <= 0) flush();
+		else flushTimer = setTimeout(() => flush(), wait);
 	};
 	const tick = (): void => {
 		const t = now();
@@ -105,16 +143,24 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 	};
 	const ticker = setInterval(tick, Math.max(10, Math.min(1000, heartbeatMs / 5, keepaliveMs / 5)));
 
-	const stream = new ReadableStream<Uint8Array>({
-		start(c) {
-			controller = c;
+	const stream = new ReadableStream<Uint8Array>(
+		{
+			start(c) {
+				controller = c;
+			},
+			// The queue has room again (the client read): the output that waited goes out.
+			pull() {
+				full = false;
+				schedule();
+			},
+			cancel() {
+				controller = null;
+			},
 		},
-		cancel() {
-			controller = null;
-		},
-	});
+		new ByteLengthQueuingStrategy({ highWaterMark: SSE_QUEUE_MAX_BYTES }),
+	);
 	// Open the stream with a comment so proxies and clients see headers and a first byte at once.
-	write(": stream open\n\n");
+	write(": stream open\n\n", true);
 
 	return {
 		response: new Response(stream, {
@@ -125,9 +171,7 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 			if (done || backgrounded) return;
 			lastOutput = now();
 			pending = text;
-			const wait = lastSent + minInterval - now();
-			if (wait <= 0) flush();
-			else flushTimer ??= setTimeout(flush, wait);
+			schedule();
 		},
 		backgrounded() {
 			backgrounded = true;
@@ -137,9 +181,9 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 			if (pending !== null && final !== null) {
 				const wait = lastSent + minInterval - now();
 				if (wait > 0) await new Promise(r => setTimeout(r, wait));
-				flush();
+				flush(true);
 			}
-			if (final !== null) event(final);
+			if (final !== null) event(final, true);
 			done = true;
 			if (flushTimer) clearTimeout(flushTimer);
 			clearInterval(ticker);

@@ -17,6 +17,10 @@ function pidsWith(needle: string): number[] {
 	return pids;
 }
 
+/** A `kB` field of /proc/<pid>/status (e.g. `VmRSS`), in bytes; 0 when absent. */
+export const procStatus = (pid: number, key: string): number =>
+	Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+
 /** Polls `pred` until it holds; throws naming `what` after `timeoutMs` (never returns quietly). */
 export async function waitUntil(what: string, pred: () => boolean, timeoutMs = 20_000): Promise<void> {
 	const deadline = Date.now() + timeoutMs;

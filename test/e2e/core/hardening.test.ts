@@ -9,14 +9,12 @@ import fc from "fast-check";
 import { buildRequest, requestArb, type Sample } from "../../helpers/arbitraries.ts";
 import { callTool, canConnect, type Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
 import { runLoadInChild } from "../../helpers/loadgen.ts";
-import { StoppableWork, waitUntil } from "../../helpers/procs.ts";
+import { procStatus, StoppableWork, waitUntil } from "../../helpers/procs.ts";
 
 const FULL = process.env.A2A_FULL === "1";
 const LOAD_PER_KIND = FULL ? 10_000 : 2_000;
 const FUZZ_REQUESTS = FULL ? 20_000 : 4_000;
 
-const procStatus = (pid: number, key: string): number =>
-	Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
 const fdCount = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
 const MiB = 1024 * 1024;
 

@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { acceptsEventStream, openSseCall, tailBytes } from "../../../src/core/progress.ts";
+import {
+	acceptsEventStream,
+	openSseCall,
+	progressIntervalMs,
+	SSE_QUEUE_MAX_BYTES,
+	tailBytes,
+} from "../../../src/core/progress.ts";
 
 async function readAll(res: Response): Promise<string> {
 	return await res.text();
@@ -43,6 +49,26 @@ describe("acceptsEventStream", () => {
 	] as const) {
 		test(`${String(accept)} -> ${ok}`, () => {
 			expect(acceptsEventStream(accept)).toBe(ok);
+		});
+	}
+});
+
+describe("progressIntervalMs (testing knob): shortens the 250 ms pacing, never lifts it", () => {
+	for (const [asked, ms] of [
+		[undefined, undefined],
+		["", undefined],
+		["  ", undefined],
+		["abc", undefined],
+		["-1", undefined],
+		["Infinity", undefined],
+		["NaN", undefined],
+		["0", 0],
+		["100", 100],
+		["250", 250],
+		["1e9", 250],
+	] as const) {
+		test(`${JSON.stringify(asked)} -> ${ms}`, () => {
+			expect(progressIntervalMs(asked)).toBe(ms);
 		});
 	}
 });
@@ -107,5 +133,79 @@ describe("openSseCall", () => {
 		await call.finish(null);
 		const ev = events(await readAll(call.response));
 		expect(ev.every(e => e.method === "notifications/progress")).toBe(true);
+	});
+
+	describe("a client that never reads (bounded queue)", () => {
+		const quiet = { minIntervalMs: 0, heartbeatMs: 10_000, keepaliveMs: 10_000 };
+		const line = (i: number) => `${i}:${"x".repeat(900)}`;
+		const progressBytes = (raw: string) =>
+			raw
+				.split("\n\n")
+				.filter(b => b.includes("notifications/progress"))
+				.reduce((n, b) => n + Buffer.byteLength(b) + 2, 0);
+
+		test("10,000 updates, nothing read: at most the bound is queued, then the latest and the result", async () => {
+			const call = openSseCall("big", quiet);
+			for (let i = 1; i <= 10_000; i++) call.progress(line(i));
+			await call.finish({ jsonrpc: "2.0", id: 9, result: { content: [], isError: false } });
+			const raw = await readAll(call.response);
+			const ev = events(raw);
+			const progress = ev.filter(e => e.method === "notifications/progress");
+			// Everything before the last (forced) notification was queued under the bound.
+			const last = raw.lastIndexOf("data: {", raw.lastIndexOf("notifications/progress"));
+			expect(progressBytes(raw.slice(0, last))).toBeLessThanOrEqual(SSE_QUEUE_MAX_BYTES);
+			expect(progress.length).toBeLessThan(100);
+			expect(progress.at(-1)?.params?.message).toBe(line(10_000));
+			const values = progress.map(e => e.params?.progress ?? 0);
+			expect(values).toEqual(values.map((_, i) => i + 1));
+			expect(ev.at(-1)).toMatchObject({ id: 9, result: { isError: false } });
+		});
+
+		test("the output that waited goes out as soon as the client reads again", async () => {
+			const call = openSseCall("wait", quiet);
+			for (let i = 1; i <= 1_000; i++) call.progress(line(i));
+			const reader = call.response.body?.getReader();
+			if (!reader) throw new Error("no body");
+			const decoder = new TextDecoder();
+			let seen = "";
+			// Bounded: the queue holds < 100 events, so the latest must show up well within 10,000 reads.
+			for (let reads = 0; reads < 10_000 && !seen.includes(`"message":"1000:`); reads++) {
+				const r = await reader.read();
+				if (r.done) break;
+				seen += decoder.decode(r.value, { stream: true });
+			}
+			expect(seen).toContain(`"message":"1000:`);
+			await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
+			reader.releaseLock();
+		});
+
+		test("heartbeats and keep-alives beyond the bound are dropped; the result still comes", async () => {
+			let clock = 0;
+			let ticks = 0;
+			const now = () => {
+				ticks++;
+				return clock;
+			};
+			const call = openSseCall("hb", { minIntervalMs: 0, heartbeatMs: 50, keepaliveMs: 50, now });
+			for (let i = 1; i <= 1_000; i++) call.progress(line(i));
+			clock += 60_000;
+			const seenTicks = ticks;
+			// The ticker reads the clock each round (every 10 ms here): wait for a few rounds, bounded.
+			for (let i = 0; i < 500 && ticks < seenTicks + 5; i++) await Bun.sleep(10);
+			expect(ticks).toBeGreaterThanOrEqual(seenTicks + 5);
+			await call.finish({ jsonrpc: "2.0", id: 2, result: {} });
+			const raw = await readAll(call.response);
+			expect(raw.includes(": keepalive")).toBe(false);
+			expect(raw.includes("still running after")).toBe(false);
+			expect(events(raw).at(-1)).toMatchObject({ id: 2 });
+		});
+
+		test("a progress token so large that one notification exceeds the bound: only the last output and the result", async () => {
+			const call = openSseCall("t".repeat(SSE_QUEUE_MAX_BYTES), quiet);
+			for (let i = 1; i <= 50; i++) call.progress(line(i));
+			await call.finish({ jsonrpc: "2.0", id: 3, result: {} });
+			const ev = events(await readAll(call.response));
+			expect(ev.map(e => e.params?.message.split(":")[0] ?? e.id)).toEqual(["50", 3]);
+		});
 	});
 });
