@@ -56,6 +56,32 @@ export function shellBlocks(file: string): Command[][] {
 	return blocks;
 }
 
+/**
+ * The first Markdown table after `heading` (a line of the file, e.g. `### Errors`) whose header row
+ * starts with `firstColumn`: one record per body row, keyed by the header cells. Throws when missing,
+ * so a renamed heading fails the test that reads the table instead of comparing nothing.
+ */
+export function markdownTable(file: string, heading: string, firstColumn: string): Array<Record<string, string>> {
+	const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
+	const from = lines.indexOf(heading);
+	if (from < 0) throw new Error(`${file}: no line '${heading}'`);
+	const cells = (line: string) =>
+		line
+			.trim()
+			.replace(/^\||\|$/g, "")
+			.split("|")
+			.map(c => c.trim());
+	const start = lines.findIndex((l, i) => i > from && l.startsWith("|") && cells(l)[0] === firstColumn);
+	if (start < 0) throw new Error(`${file}: no table with first column '${firstColumn}' after '${heading}'`);
+	const header = cells(lines[start] ?? "");
+	const rows: Array<Record<string, string>> = [];
+	for (let i = start + 2; i < lines.length && (lines[i] ?? "").startsWith("|"); i++) {
+		const row = cells(lines[i] ?? "");
+		rows.push(Object.fromEntries(header.map((h, j) => [h, row[j] ?? ""])));
+	}
+	return rows;
+}
+
 if (import.meta.main) {
 	const [file, pattern, containing = ""] = process.argv.slice(2);
 	const re = new RegExp(pattern ?? "^$");
