@@ -71,17 +71,19 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 	let lastOutput = started;
 	let lastBeat = started;
 	let lastKeepalive = started;
-	/** A write found no room: nothing optional is tried again until the client reads (`pull`). */
+	/** A write found no room: nothing optional goes in until the client has read half the bound. */
 	let full = false;
+	const blocked = (): boolean => full && (controller?.desiredSize ?? 0) < SSE_QUEUE_MAX_BYTES / 2;
 
 	/**
 	 * Enqueues `chunk`; unless `always`, only while the unread queue stays within the bound, or onto
 	 * an empty queue (one event larger than the bound: a huge progress token).
 	 */
 	const write = (chunk: string, always = false): boolean => {
-		if (done || controller === null || (full && !always)) return false;
-		const bytes = encoder.encode(chunk);
+		if (done || controller === null || (!always && blocked())) return false;
+		full = false;
 		const room = controller.desiredSize ?? 0;
+		const bytes = encoder.encode(chunk);
 		if (!always && room < bytes.byteLength && room < SSE_QUEUE_MAX_BYTES) {
 			full = true;
 			return false;
@@ -109,23 +111,24 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 		}
 		return sent;
 	};
-	/** Sends the latest output; when the queue is full it stays pending until the client reads (`pull`). */
+	/** Sends the latest output; when the queue is full it stays pending (retried by `schedule`). */
 	const flush = (always = false): void => {
 		flushTimer = null;
 		if (pending === null) return;
-		// Taken before the enqueue: the stream calls `pull` from inside it.
 		const text = pending;
 		pending = null;
 		if (!notify(tailBytes(text), always)) pending = text;
 	};
 	/** Sends pending output now, or when the interval since the last notification has passed. */
 	const schedule = (): void => {
-		if (pending === null || flushTimer !== null || full) return;
+		if (pending === null || flushTimer !== null || blocked()) return;
 		const wait = lastSent + minInterval - now();
 		if (wait <= 0) flush();
 		else flushTimer = setTimeout(() => flush(), wait);
 	};
 	const tick = (): void => {
+		// Output that waited for a slow reader goes out once there is room again.
+		schedule();
 		const t = now();
 		if (t - Math.max(lastOutput, lastBeat) >= heartbeatMs) {
 			lastBeat = t;
@@ -147,11 +150,6 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 		{
 			start(c) {
 				controller = c;
-			},
-			// The queue has room again (the client read): the output that waited goes out.
-			pull() {
-				full = false;
-				schedule();
 			},
 			cancel() {
 				controller = null;

@@ -161,7 +161,7 @@ describe("openSseCall", () => {
 			expect(ev.at(-1)).toMatchObject({ id: 9, result: { isError: false } });
 		});
 
-		test("the output that waited goes out as soon as the client reads again", async () => {
+		test("the output that waited goes out once the client has read (at the next tick at the latest)", async () => {
 			const call = openSseCall("wait", quiet);
 			for (let i = 1; i <= 1_000; i++) call.progress(line(i));
 			const reader = call.response.body?.getReader();
