@@ -21,6 +21,7 @@ import {
 	TOKEN_PLACEHOLDER,
 	withTokenPlaceholder,
 } from "../src/headless/frames.ts";
+import { showSafely } from "../src/text/show.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OMP_PKG = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent");
@@ -97,7 +98,7 @@ function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: stri
 	say(`  omp pid: ${omp.proc.pid}`);
 	say("  what a remote call meets (the host's own approval settings):");
 	for (const line of omp.picture ?? ["approvals: the bridge did not report the host's approval settings"]) {
-		say(`    ${line}`);
+		say(`    ${showSafely(line)}`);
 	}
 	say(`    ${describeAnswerer(args.approvals, args.approvalTimeoutMs)}`);
 	if (b.entry) {

@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { type Subprocess, spawn } from "bun";
+import { showLinesSafely, showSafely } from "../text/show.ts";
 import type { HostArgs } from "./args.ts";
 import { type Approver, describeDecision } from "./cli.ts";
 import { answerFrame, cancelFrame, readFrame } from "./frames.ts";
@@ -65,7 +66,8 @@ function handleFrames(omp: Omp, approver: Approver): void {
 			const f = readFrame(line);
 			if (f.kind === "notify") {
 				if (omp.onNotify?.(f.message) || labels.offer(f.message)) continue;
-				say(f.level === "info" ? `host: ${f.message}` : `host [${f.level}]: ${f.message}`);
+				const text = showLinesSafely(f.message);
+				say(f.level === "info" ? `host: ${text}` : `host [${showSafely(f.level, 20)}]: ${text}`);
 			} else if (f.kind === "approval") {
 				// The label in the prompt's title wins; the notice before it is the fallback (and is consumed).
 				const noticed = labels.take(f.prompt.tool);
@@ -76,13 +78,14 @@ function handleFrames(omp: Omp, approver: Approver): void {
 				});
 			} else if (f.kind === "dialog") {
 				send(omp, cancelFrame(f.id));
-				say(`host asked (${f.method}) "${f.title.split("\n")[0]}" -> cancelled: nobody can answer that headless`);
+				const title = showSafely(f.title.split("\n")[0] ?? "", 200);
+				say(`host asked (${f.method}) "${title}" -> cancelled: nobody can answer that headless`);
 			} else if (f.kind === "cancel") {
 				approver.withdraw(f.targetId);
 			} else if (f.kind === "extension_error") {
-				warn(`host extension error: ${f.message}`);
+				warn(`host extension error: ${showLinesSafely(f.message)}`);
 			} else if (f.kind === "not_json") {
-				warn(`host stdout (not rpc): ${line}`);
+				warn(`host stdout (not rpc): ${showSafely(line, 2000)}`);
 			}
 		}
 	})().catch(err => warn(`a2a host: reading omp's output failed: ${err}`));

@@ -1,8 +1,11 @@
 /**
- * The approval decision of the headless host (contract §11). Invariants: every approval prompt gets exactly
- * one answer; silence or closed input means Deny; a line typed while no prompt is on screen is dropped, so
- * type-ahead can never approve a later prompt. Nothing here touches processes, the real clock or stdio.
+ * The approval decision of the headless host (contract §11, §16). Invariants: every approval prompt gets
+ * exactly one answer; silence or closed input means Deny; an answer counts only for a prompt that was on
+ * screen before it was typed (a line typed while no prompt shows, the rest of a read that answered the
+ * previous prompt and a half-typed line are dropped); caller text is shown with its hidden characters
+ * escaped. Nothing here touches processes, the real clock or stdio.
  */
+import { showSafely } from "../text/show.ts";
 import type { ApprovalsMode } from "./args.ts";
 import type { ApprovalPrompt } from "./frames.ts";
 
@@ -26,14 +29,16 @@ export interface ApproverOptions {
 	clock?: Clock;
 }
 
-const MAX_DETAIL_LINES = 12;
-const MAX_DETAIL_CHARS = 200;
+const MAX_DETAIL_LINES = 40;
+/** The host already cuts a command at 2,000 characters with its own marker; escapes may lengthen it. */
+const MAX_DETAIL_CHARS = 4000;
+const MAX_DECISION_DETAIL = 160;
 
 /** ` from token ci, client claude-code` when the bridge labelled the prompt, else "". */
 function callerText(prompt: ApprovalPrompt): string {
 	const c = prompt.caller;
 	if (!c) return "";
-	return ` from token ${c.token}${c.client ? `, client ${c.client}` : ""}`;
+	return ` from token ${showSafely(c.token, 80)}${c.client ? `, client ${showSafely(c.client, 80)}` : ""}`;
 }
 
 /** What the host's prompts meet under each --approvals mode (the banner's last picture line). */
@@ -46,15 +51,12 @@ export function describeAnswerer(mode: ApprovalsMode, timeoutMs: number): string
 }
 
 function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number): string {
-	const shown = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => {
-		const line = d.length > MAX_DETAIL_CHARS ? `${d.slice(0, MAX_DETAIL_CHARS)}…` : d;
-		return `  ${line}`;
-	});
+	const shown = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => `  ${showSafely(d, MAX_DETAIL_CHARS)}`);
 	if (prompt.details.length > MAX_DETAIL_LINES)
 		shown.push(`  … ${prompt.details.length - MAX_DETAIL_LINES} more lines`);
 	const queue = waiting > 0 ? ` (${waiting} more waiting)` : "";
 	return [
-		`\nApproval needed${queue}: ${prompt.tool}${callerText(prompt)}`,
+		`\nApproval needed${queue}: ${showSafely(prompt.tool, 200)}${callerText(prompt)}`,
 		...shown,
 		`Approve? [y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `,
 	].join("\n");
@@ -62,8 +64,10 @@ function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number
 
 /** The one line printed for every decision, whatever the mode. */
 export function describeDecision(prompt: ApprovalPrompt, decision: Decision): string {
-	const what = prompt.details[0] ? ` (${prompt.details[0].slice(0, 120)})` : "";
-	return `approval: ${prompt.tool}${what}${callerText(prompt)} -> ${decision.value} (${decision.reason})`;
+	const more = prompt.details.length > 1 ? ` +${prompt.details.length - 1} more lines` : "";
+	const what = prompt.details[0] ? ` (${showSafely(prompt.details[0], MAX_DECISION_DETAIL)}${more})` : "";
+	const tool = showSafely(prompt.tool, 200);
+	return `approval: ${tool}${what}${callerText(prompt)} -> ${decision.value} (${decision.reason})`;
 }
 
 /** y/yes/a/approve -> Approve; n/no/d/deny/empty -> Deny; anything else -> ask again. */
@@ -90,6 +94,9 @@ export class Approver {
 	readonly #queue: Pending[] = [];
 	#current: { pending: Pending; timer: unknown } | undefined;
 	#inputClosed = false;
+	/** Typed text not yet handled; emptied when a prompt is shown, so the rest of a read that answered the
+	 * previous prompt, or a line half typed before, never answers the new one. */
+	#typed = "";
 
 	constructor(opts: ApproverOptions) {
 		this.#opts = opts;
@@ -137,6 +144,7 @@ export class Approver {
 			this.#opts.timeoutMs,
 		);
 		this.#current = { pending, timer };
+		this.#typed = "";
 		this.#opts.output.write(formatPrompt(pending.prompt, this.#opts.timeoutMs, this.#queue.length));
 	}
 
@@ -157,6 +165,16 @@ export class Approver {
 		else this.#opts.output.write("Type y to approve or n to deny: ");
 	}
 
+	/** One read: its lines in order; an answer that shows the next prompt empties `#typed` (rest dropped). */
+	#onChunk(text: string): void {
+		this.#typed += text;
+		for (let nl = this.#typed.indexOf("\n"); nl >= 0; nl = this.#typed.indexOf("\n")) {
+			const line = this.#typed.slice(0, nl).replace(/\r$/, "");
+			this.#typed = this.#typed.slice(nl + 1);
+			this.#onLine(line);
+		}
+	}
+
 	#onClosed(): void {
 		this.#inputClosed = true;
 		if (this.#current) this.#settle("Deny", "terminal input closed", "\n");
@@ -170,14 +188,8 @@ export class Approver {
 		}
 		(async () => {
 			const decoder = new TextDecoder();
-			let buf = "";
-			for await (const chunk of input) {
-				buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-				for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-					this.#onLine(buf.slice(0, nl).replace(/\r$/, ""));
-					buf = buf.slice(nl + 1);
-				}
-			}
+			for await (const chunk of input)
+				this.#onChunk(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
 		})()
 			.catch(() => {})
 			.finally(() => this.#onClosed());

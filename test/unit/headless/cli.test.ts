@@ -303,18 +303,79 @@ describe("Approver", () => {
 		expect(await approver.decide(bash)).toEqual({ value: "Deny", reason: "terminal input closed" });
 	});
 
-	test("long details are cut to 12 lines of 200 characters", () => {
+	test("long details: 40 lines shown, then a marker; a long line cut only with a marker counting the rest", () => {
 		const s = setup();
-		const details = Array.from({ length: 20 }, (_, i) => `${i}:${"x".repeat(300)}`);
+		const details = Array.from({ length: 50 }, (_, i) => `${i}:${"x".repeat(300)}`);
+		details[1] = `1:${"y".repeat(5000)}`;
 		void s.approver.decide({ id: "big", tool: "write", details });
-		expect(s.screen()).toContain(`  11:${"x".repeat(197)}…\n`);
-		expect(s.screen()).not.toContain("12:x");
-		expect(s.screen()).toContain("… 8 more lines");
+		expect(s.screen()).toContain(`  39:${"x".repeat(300)}\n`);
+		expect(s.screen()).toContain(`  1:${"y".repeat(3998)}… 1002 more characters\n`);
+		expect(s.screen()).not.toContain("40:x");
+		expect(s.screen()).toContain("… 10 more lines");
+	});
+
+	test("hostile details (issue 20: \\r, ESC[2K, C1 CSI, RLO) -> shown as escapes, on screen and in the decision line", () => {
+		const s = setup();
+		const evil: ApprovalPrompt = {
+			id: "evil",
+			tool: "bash\x1b[2K",
+			details: ["Command: touch /tmp/pwned\rCommand: ls -la \x1b[2K\u009b1K\u202edwp"],
+			caller: { token: "ci", client: "x\u2066y" },
+		};
+		void s.approver.decide(evil);
+		const screen = s.screen();
+		expect(screen).toContain("Approval needed: bash\\x1b[2K from token ci, client x\\u2066y\n");
+		expect(screen).toContain("  Command: touch /tmp/pwned\\rCommand: ls -la \\x1b[2K\\x9b1K\\u202edwp\n");
+		expect(screen).not.toMatch(/[\r\x1b\u009b\u202e\u2066]/);
+		const line = describeDecision(evil, { value: "Deny", reason: "answered on the terminal" });
+		expect(line).toBe(
+			"approval: bash\\x1b[2K (Command: touch /tmp/pwned\\rCommand: ls -la \\x1b[2K\\x9b1K\\u202edwp) from token ci, client x\\u2066y -> Deny (answered on the terminal)",
+		);
+	});
+
+	test("type-ahead (issue 20): y\\ny\\n in one read while A shows approves A only; B starts with empty input", async () => {
+		const s = setup();
+		const a = s.approver.decide(bash);
+		const b = s.approver.decide(write);
+		s.input.push("y\ny\n");
+		expect((await a).value).toBe("Approve");
+		await tick();
+		expect(s.screen()).toContain("Approval needed: write");
+		s.fireAll();
+		expect(await b).toEqual({ value: "Deny", reason: "no answer within 60 s" });
+	});
+
+	test("type-ahead (issue 20): A withdrawn while 'y' is half typed -> the newline after B shows answers nothing", async () => {
+		const s = setup();
+		void s.approver.decide(bash);
+		const b = s.approver.decide(write);
+		s.input.push("y");
+		await tick();
+		s.approver.withdraw("p1");
+		s.input.push("\n");
+		await tick();
+		s.input.push("n\n");
+		expect(await b).toEqual({ value: "Deny", reason: "answered on the terminal" });
+		// The lone newline was an empty line for B (Deny too): prove the half-typed 'y' did not approve.
+		const c = setup();
+		void c.approver.decide(bash);
+		const cb = c.approver.decide(write);
+		c.input.push("y");
+		await tick();
+		c.approver.withdraw("p1");
+		c.input.push("es\n");
+		await tick();
+		expect(c.screen()).toContain("Type y to approve or n to deny");
+		c.fireAll();
+		expect((await cb).value).toBe("Deny");
 	});
 
 	test("every decision has one printable line with the tool and its first detail", () => {
 		expect(describeDecision(bash, { value: "Deny", reason: "--approvals deny" })).toBe(
 			"approval: bash (Command: rm -rf build) -> Deny (--approvals deny)",
+		);
+		expect(describeDecision(write, { value: "Deny", reason: "r" })).toBe(
+			"approval: write (Path: /tmp/out.txt +2 more lines) -> Deny (r)",
 		);
 		expect(readAnswer(" A ")).toBe("Approve");
 		expect(readAnswer("later")).toBeUndefined();
