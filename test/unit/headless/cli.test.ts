@@ -15,6 +15,7 @@ import {
 	withTokenPlaceholder,
 } from "../../../src/headless/frames.ts";
 import { announcement, mcpJson } from "../../../src/host/commands.ts";
+import { hasHidden } from "../../../src/text/show.ts";
 
 describe("parseHostArgs", () => {
 	test("no flags -> ask on a terminal, deny otherwise, 60 s timeout, no omp args", () => {
@@ -326,7 +327,7 @@ describe("Approver", () => {
 		const screen = s.screen();
 		expect(screen).toContain("Approval needed: bash\\x1b[2K from token ci, client x\\u2066y\n");
 		expect(screen).toContain("  Command: touch /tmp/pwned\\rCommand: ls -la \\x1b[2K\\x9b1K\\u202edwp\n");
-		expect(screen).not.toMatch(/[\r\x1b\u009b\u202e\u2066]/);
+		expect(hasHidden(screen.replaceAll("\n", ""))).toBe(false);
 		const line = describeDecision(evil, { value: "Deny", reason: "answered on the terminal" });
 		expect(line).toBe(
 			"approval: bash\\x1b[2K (Command: touch /tmp/pwned\\rCommand: ls -la \\x1b[2K\\x9b1K\\u202edwp) from token ci, client x\\u2066y -> Deny (answered on the terminal)",
