@@ -112,6 +112,8 @@ export class Approver {
 		return new Promise(resolve => {
 			this.#queue.push({ prompt, resolve });
 			if (!this.#current) this.#showNext();
+			// Said at once, so the human knows an answer now may be followed by a prompt not yet read.
+			else this.#opts.output.write(`\n(${this.#queue.length} more waiting; answer the prompt above: `);
 		});
 	}
 

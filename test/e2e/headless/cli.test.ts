@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { type Subprocess, spawn } from "bun";
+import { hasHidden } from "../../../src/text/show.ts";
 import { BUN, canConnect, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
 
 const HOST_SCRIPT = join(ROOT, "scripts", "host.ts");
@@ -269,6 +270,46 @@ describe("headless host", () => {
 			/approval: bash \(Command: echo ask-closed\) from token owner, client test -> Deny \(terminal input closed\)/,
 			10_000,
 		);
+		h.proc.kill("SIGINT");
+		await expectCleanStop(h, await h.proc.exited);
+	}, 120_000);
+
+	test("issue 20: hostile commands are shown escaped end to end; y\\ny\\n typed at prompt A never approves B", async () => {
+		const h = await Headless.start(["--approvals", "ask", "--approval-timeout", "3", ...ALWAYS_ASK], {
+			files: USER_MODELS,
+		});
+		current = h;
+		// The exploits of the issue: CR, ESC[2K, the C1 CSI and RLO, each trying to make the line read `ls -la`.
+		const pwned = join(h.cwd, "pwned");
+		const evil = `touch ${pwned}\rCommand: ls -la \x1b[2K\x1b[1GCommand: ls \u009b2K \u202edwp`;
+		let from = h.out.length;
+		const denied = bashCall(h, evil);
+		const shown = await h.waitFor(
+			/Approval needed: bash from token owner, client test\n {2}(Command: .*)\n/,
+			30_000,
+			from,
+		);
+		expect(shown[1]).toBe(`Command: touch ${pwned}\\rCommand: ls -la \\x1b[2K\\x1b[1GCommand: ls \\x9b2K \\u202edwp`);
+		h.type("n\n");
+		expect((await denied).isError).toBe(true);
+		await h.waitFor(/approval: bash \(Command: touch .*\) from token owner, client test -> Deny/, 10_000, from);
+		// Nothing the terminal would interpret reached it: no CR, ESC, C1 or bidi character anywhere.
+		expect(hasHidden(h.out.slice(from).replaceAll("\n", ""))).toBe(false);
+		expect(existsSync(pwned)).toBe(false);
+
+		// Type-ahead: two prompts queued; one write of "y\ny\n" while A shows approves A, and B (never seen
+		// when the second y was typed) is not approved: it times out to Deny and its file never appears.
+		from = h.out.length;
+		const bFile = join(h.cwd, "b-approved");
+		const a = bashCall(h, "echo typed-ahead-A");
+		await h.waitFor(/Command: echo typed-ahead-A\n/, 30_000, from);
+		const b = bashCall(h, `touch ${bFile}`);
+		await h.waitFor(/\(1 more waiting; answer the prompt above: /, 30_000, from);
+		h.type("y\ny\n");
+		expect((await a).isError).toBe(false);
+		expect((await b).isError).toBe(true);
+		await h.waitFor(/approval: bash \(Command: touch .*b-approved\) .* -> Deny \(no answer within 3 s\)/, 10_000, from);
+		expect(existsSync(bFile)).toBe(false);
 		h.proc.kill("SIGINT");
 		await expectCleanStop(h, await h.proc.exited);
 	}, 120_000);

@@ -271,6 +271,7 @@ describe("Approver", () => {
 		const first = s.approver.decide(bash);
 		const second = s.approver.decide(write);
 		expect(s.screen()).not.toContain("write");
+		expect(s.screen()).toEndWith("\n(1 more waiting; answer the prompt above: ");
 		s.input.push("y\n");
 		expect((await first).value).toBe("Approve");
 		expect(s.screen()).toContain("Approval needed: write");
