@@ -3,19 +3,40 @@
  * Settings, so `/settings` changes and `--approval-mode` overrides show at once), else the package root's.
  */
 import { settings } from "@oh-my-pi/pi-coding-agent";
+import { resolveApproval } from "@oh-my-pi/pi-coding-agent/tools/approval";
 import type { BlobMode } from "../config/tokens.ts";
-import { describeApprovals } from "./approvals.ts";
+import { describeApprovals, effectiveMode } from "./approvals.ts";
 import { liveMain } from "./main.ts";
+import type { HostSession } from "./shapes.ts";
+import { type PictureTool, type ResolveApproval, unprompted } from "./unprompted.ts";
 
 interface SettingsLike {
 	get(key: string): unknown;
 }
 
+const isRecord = (v: unknown): v is object => typeof v === "object" && v !== null && !Array.isArray(v);
+
 export function liveApprovals(blob: BlobMode): string[] {
-	const main = liveMain() as { settings?: SettingsLike } | null;
+	const main = liveMain() as (HostSession & { settings?: SettingsLike }) | null;
 	const source: SettingsLike = main?.settings ?? (settings as unknown as SettingsLike);
 	try {
-		return describeApprovals(source.get("tools.approvalMode"), source.get("tools.approval"), blob);
+		const mode = source.get("tools.approvalMode");
+		const policies = source.get("tools.approval");
+		const tools: PictureTool[] = main
+			? main.getAllToolNames().flatMap(name => {
+					const t = main.getToolByName(name);
+					return t ? [{ name, approval: t.approval, parameters: t.parameters }] : [];
+				})
+			: [];
+		const open = main
+			? unprompted(
+					tools,
+					effectiveMode(mode),
+					isRecord(policies) ? policies : {},
+					resolveApproval as unknown as ResolveApproval,
+				)
+			: undefined;
+		return describeApprovals(mode, policies, blob, { unprompted: open, bashPatterns: source.get("bash.patterns") });
 	} catch (err) {
 		const why = err instanceof Error ? err.message : String(err);
 		return [

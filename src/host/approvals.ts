@@ -5,6 +5,8 @@
  * `resolveApproval`: deny first, then yolo, then tool and user policies, then the mode's tier).
  */
 import type { BlobMode } from "../config/tokens.ts";
+import { showSafely } from "../text/show.ts";
+import { describeBashPatterns } from "./unprompted.ts";
 
 const APPROVAL_MODES = ["yolo", "write", "always-ask"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
@@ -30,9 +32,9 @@ const PROMPTS =
 	"a prompt waits for whoever answers the host: a dialog in the TUI; under `npm run host`, its --approvals (deny refuses at once)";
 
 const MODE_WORDS: Record<ApprovalMode, string> = {
-	yolo: "yolo: remote calls run every tool without a prompt (only tools.approval deny/prompt entries stop one)",
-	write: `write: read and write tools run; exec tools (bash, eval, task, extension tools) prompt — ${PROMPTS}`,
-	"always-ask": `always-ask: read tools (read, grep, glob) run; every other tool prompts — ${PROMPTS}`,
+	yolo: "yolo: remote calls run every tool without a prompt (only tools.approval deny/prompt entries and bash.patterns deny/prompt rules stop one)",
+	write: `write: tools of the host's read and write tiers run; exec-tier tools prompt — ${PROMPTS}`,
+	"always-ask": `always-ask: tools of the host's read tier run; every other tool prompts — ${PROMPTS}`,
 };
 
 const POLICY_WORDS: Record<ToolPolicy, string> = {
@@ -48,14 +50,31 @@ const BLOB_WORDS: Record<BlobMode, string> = {
 	off: "blob=off: /blob answers 403 to every request",
 };
 
-/** The picture, one line each: mode, each per-tool policy, the `/blob` switch. */
-export function describeApprovals(mode: unknown, policies: unknown, blob: BlobMode): string[] {
+/** What the live host says beyond its settings: the tools that run unprompted and the `bash.patterns` rules. */
+export interface LiveRules {
+	/** Every tool or action the host runs without a prompt now; undefined when the host's tools were not read. */
+	unprompted?: string[];
+	bashPatterns?: unknown;
+}
+
+/**
+ * The picture, one line each: mode, the tools and actions that run without a prompt, each per-tool policy,
+ * each `bash.patterns` rule, the `/blob` switch.
+ */
+export function describeApprovals(mode: unknown, policies: unknown, blob: BlobMode, live: LiveRules = {}): string[] {
 	const m = effectiveMode(mode);
 	const shown =
 		typeof mode === "string" && mode !== m ? ` (configured '${mode}' is not a mode; the host reads it as yolo)` : "";
 	const lines = [`approvals: ${MODE_WORDS[m]}${shown}`];
+	if (live.unprompted) {
+		const list = live.unprompted.length > 0 ? live.unprompted.join(", ") : "none";
+		lines.push(
+			`  runs without a prompt (the host's own tiers, live settings): ${list}; close one with tools.approval.<tool>: deny`,
+		);
+	}
 	for (const [tool, p] of effectivePolicies(policies))
-		lines.push(`  tools.approval.${tool}=${p}: ${tool} ${POLICY_WORDS[p]}`);
+		lines.push(`  tools.approval.${showSafely(tool, 120)}=${p}: ${showSafely(tool, 120)} ${POLICY_WORDS[p]}`);
+	lines.push(...describeBashPatterns(live.bashPatterns));
 	lines.push(BLOB_WORDS[blob]);
 	return lines;
 }

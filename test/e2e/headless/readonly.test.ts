@@ -17,6 +17,17 @@ const CLIENT = "readonly-client";
 /** A refused call answers within this bound; a prompt left waiting would exceed it. */
 const ANSWER_BOUND_MS = 30_000;
 
+const CONFIG_YML = `tools:
+  approval:
+    bash: deny
+    web_search: deny
+    todo: deny
+bash:
+  patterns:
+    - match: "touch *"
+      approval: allow
+`;
+
 let home = "";
 let cwd = "";
 let proc: Subprocess<"pipe", "pipe", "pipe">;
@@ -65,6 +76,9 @@ beforeAll(async () => {
 	mkdirSync(cwd, { recursive: true });
 	mkdirSync(agent, { recursive: true });
 	writeFileSync(join(agent, "models.yml"), PLACEHOLDER_MODELS);
+	// An allow pattern is present (the hole of issue 20 item 6); the README recipe closes it and the other
+	// tools the banner lists as unprompted beyond read, grep and glob.
+	writeFileSync(join(agent, "config.yml"), CONFIG_YML);
 	const config = {
 		port: 0,
 		host: "127.0.0.1",
@@ -121,7 +135,10 @@ afterAll(async () => {
 describe("read-only setup (always-ask + --approvals deny + blob read), unattended", () => {
 	test("the banner shows the approval picture and how prompts are answered", () => {
 		expect(out).toContain("what a remote call meets");
-		expect(out).toContain("approvals: always-ask: read tools (read, grep, glob) run; every other tool prompts");
+		expect(out).toContain("approvals: always-ask: tools of the host's read tier run; every other tool prompts");
+		expect(out).toContain("runs without a prompt (the host's own tiers, live settings): read, glob, grep;");
+		expect(out).toContain("tools.approval.bash=deny: bash refused to every caller");
+		expect(out).toContain("bash.patterns[0] allow 'touch *': a remote bash whose whole command matches");
 		expect(out).toContain("blob=read: /blob downloads");
 		expect(out).toContain("prompts: answered Deny at once (--approvals deny)");
 	});
@@ -138,8 +155,16 @@ describe("read-only setup (always-ask + --approvals deny + blob read), unattende
 	}, 60_000);
 
 	test("bash, write and edit are refused by the host's gate at once; nothing changes on disk", async () => {
+		// The allow pattern matches this command; tools.approval.bash: deny refuses it first, without a prompt.
+		const bash = await call("bash", { command: `touch ${join(cwd, "from-bash.txt")}` });
+		expect(bash).toEqual({ isError: true, text: expect.stringContaining('Tool "bash" is blocked by user policy') });
+		for (const [tool, args] of [
+			["web_search", { query: "x" }],
+			["todo", {}],
+		] as const) {
+			expect((await call(tool, args)).text).toContain(`Tool "${tool}" is blocked by user policy`);
+		}
 		const cases: Array<[string, Record<string, unknown>]> = [
-			["bash", { command: `touch ${join(cwd, "from-bash.txt")}` }],
 			["write", { path: join(cwd, "from-write.txt"), content: "x" }],
 			["edit", { input: `*** Begin Patch\n*** Update File: notes.txt\n-readable line\n+changed\n*** End Patch` }],
 		];
@@ -157,6 +182,7 @@ describe("read-only setup (always-ask + --approvals deny + blob read), unattende
 		expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("readable line\n");
 		const refused = audit().filter(r => r.phase === "done" && ["bash", "write", "edit"].includes(String(r.tool)));
 		expect(refused.map(r => r.tool).sort()).toEqual(["bash", "edit", "write"]);
+		expect(out).not.toMatch(/^approval: bash\b/m);
 		for (const r of refused) expect(r).toMatchObject({ token: "reader", client: CLIENT, isError: true });
 	}, 120_000);
 

@@ -47,7 +47,11 @@ describe("approval picture (real host, always-ask, blob read)", () => {
 			x => x.type === "extension_ui_request" && String(x.message).startsWith("A2A bridge approval picture"),
 		);
 		const text = String(f.message);
-		expect(text).toContain("approvals: always-ask: read tools (read, grep, glob) run; every other tool prompts");
+		expect(text).toContain("approvals: always-ask: tools of the host's read tier run; every other tool prompts");
+		// From the host's own tiers, not a list kept in the bridge: more than read, grep and glob.
+		expect(text).toContain(
+			"runs without a prompt (the host's own tiers, live settings): read, glob, grep, todo, web_search;",
+		);
 		expect(text).toContain("--approvals (deny refuses at once)");
 		expect(text).toContain("blob=read: /blob downloads");
 	}, 30_000);
@@ -68,7 +72,7 @@ describe("approval picture (real host, always-ask, blob read)", () => {
 			await host.command("/test-set tools.approval {}");
 			await host.command('/test-override tools.approvalMode "always-ask"');
 		}
-		expect(await status()).not.toContain("tools.approval.");
+		expect(await status()).not.toContain("tools.approval.bash=");
 	}, 60_000);
 
 	test("a remote call's prompt names its token and client, and a notification precedes it", async () => {
@@ -108,6 +112,31 @@ describe("approval picture (real host, always-ask, blob read)", () => {
 		host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
 		const body = (await (await pending).json()) as { result: { isError: boolean } };
 		expect(body.result.isError).toBe(true);
+	}, 60_000);
+});
+
+describe("bash.patterns in the picture (issue 20 item 6)", () => {
+	test("an allow rule is named, and a matching remote bash really runs without a prompt in always-ask", async () => {
+		const config =
+			'tools:\n  approvalMode: always-ask\nbash:\n  patterns:\n    - match: "touch *"\n      approval: allow\n    - match: "rm *"\n      approval: deny\n';
+		await withHost({ files: { ".omp/agent/config.yml": config } }, async h => {
+			const picture = String(
+				(
+					await h.waitFrame(
+						x => x.type === "extension_ui_request" && String(x.message).startsWith("A2A bridge approval picture"),
+					)
+				).message,
+			);
+			expect(picture).toContain("bash.patterns[0] allow 'touch *': a remote bash whose whole command matches");
+			expect(picture).toContain("runs WITHOUT a prompt in every mode");
+			expect(picture).toContain("bash.patterns[1] deny 'rm *': a remote bash with any segment matching is refused");
+			const sid = await openSession(h);
+			const file = join(h.cwd, `unprompted-${crypto.randomUUID()}`);
+			const r = await callTool(h, sid, "bash", { command: `touch ${file}` });
+			expect((r.body.result as { isError: boolean }).isError).toBe(false);
+			expect(await Bun.file(file).exists()).toBe(true);
+			expect(h.frames.some(isSelect)).toBe(false);
+		});
 	}, 60_000);
 });
 

@@ -1,20 +1,101 @@
 import { describe, expect, test } from "bun:test";
+import { resolveApproval } from "@oh-my-pi/pi-coding-agent/tools/approval";
 import { describeApprovals, effectiveMode, effectivePolicies } from "../../../src/host/approvals.ts";
+import { bashPatternRules, type ResolveApproval, unprompted } from "../../../src/host/unprompted.ts";
+import { hasHidden } from "../../../src/text/show.ts";
+
+const resolve = resolveApproval as unknown as ResolveApproval;
+/** Shaped like omp's tools: static tiers, and one whose tier depends on its `action` (like hub, lsp, debug). */
+const TOOLS = [
+	{ name: "read", approval: "read" },
+	{ name: "web_search", approval: "read" },
+	{ name: "write", approval: "write" },
+	{ name: "bash", approval: () => "exec" },
+	{ name: "noTier" },
+	{
+		name: "hub",
+		approval: (a: { action?: string }) => (a.action === "list" || a.action === "send" ? "read" : "exec"),
+		parameters: { properties: { action: { anyOf: [{ const: "list" }, { const: "send" }, { const: "kill" }] } } },
+	},
+	{
+		name: "lsp",
+		approval: (a: { op?: string }) => (a.op === "rename" ? "write" : "read"),
+		parameters: { properties: { op: { enum: ["status", "rename"] } } },
+	},
+];
+
+describe("unprompted (issue 20 item 6): the host's own resolveApproval over its tools", () => {
+	test("always-ask -> read-tier tools and the read-tier actions of per-argument tools", () => {
+		expect(unprompted(TOOLS, "always-ask", {}, resolve)).toEqual([
+			"read",
+			"web_search",
+			"hub (action list, send)",
+			"lsp (op status)",
+		]);
+	});
+	test("write mode adds write tiers; yolo opens every tool; a deny policy closes one", () => {
+		expect(unprompted(TOOLS, "write", {}, resolve)).toEqual([
+			"read",
+			"web_search",
+			"write",
+			"hub (action list, send)",
+			"lsp",
+		]);
+		expect(unprompted(TOOLS, "yolo", { bash: "deny" }, resolve)).toEqual([
+			"read",
+			"web_search",
+			"write",
+			"noTier",
+			"hub",
+			"lsp",
+		]);
+		expect(unprompted(TOOLS, "always-ask", { web_search: "deny", hub: "prompt" }, resolve)).toEqual([
+			"read",
+			"lsp (op status)",
+		]);
+	});
+	test("the picture names them, and every bash.patterns rule with what it means for a remote call", () => {
+		const patterns = [
+			{ match: " git   status* ", approval: "ALLOW" },
+			{ match: "rm *", approval: "deny" },
+			{ match: "curl *", approval: "prompt" },
+			{ match: "x", approval: "maybe" },
+			"not a rule",
+		];
+		const lines = describeApprovals("always-ask", {}, "off", { unprompted: ["read", "todo"], bashPatterns: patterns });
+		expect(lines).toContain(
+			"  runs without a prompt (the host's own tiers, live settings): read, todo; close one with tools.approval.<tool>: deny",
+		);
+		expect(lines.filter(l => l.includes("bash.patterns["))).toEqual([
+			"  bash.patterns[0] allow 'git status*': a remote bash whose whole command matches (no ; && | or other shell control) runs WITHOUT a prompt in every mode; close it: remove the rule or set tools.approval.bash: deny",
+			"  bash.patterns[1] deny 'rm *': a remote bash with any segment matching is refused in every mode, yolo too",
+			"  bash.patterns[2] prompt 'curl *': a remote bash with any segment matching prompts in every mode, yolo too (tools.approval.bash: deny refuses first)",
+		]);
+		expect(bashPatternRules({})).toEqual([]);
+		// A hostile rule or tool name cannot rewrite the line it is shown on.
+		const hostile = describeApprovals("yolo", { "x\x1b[2K": "deny" }, "off", {
+			bashPatterns: [{ match: "a\rb", approval: "deny" }],
+		});
+		expect(hasHidden(hostile.join(""))).toBe(false);
+	});
+});
 
 describe("describeApprovals", () => {
 	test("yolo -> every tool runs without a prompt", () => {
 		const [mode] = describeApprovals("yolo", {}, "write");
 		expect(mode).toBe(
-			"approvals: yolo: remote calls run every tool without a prompt (only tools.approval deny/prompt entries stop one)",
+			"approvals: yolo: remote calls run every tool without a prompt (only tools.approval deny/prompt entries and bash.patterns deny/prompt rules stop one)",
 		);
 	});
 	test("always-ask -> read tools run, others prompt; --approvals deny refuses them", () => {
 		const [mode] = describeApprovals("always-ask", {}, "write");
-		expect(mode).toContain("always-ask: read tools (read, grep, glob) run; every other tool prompts");
+		expect(mode).toContain("always-ask: tools of the host's read tier run; every other tool prompts");
 		expect(mode).toContain("deny refuses at once");
 	});
 	test("write -> read and write run, exec prompts", () => {
-		expect(describeApprovals("write", {}, "write")[0]).toContain("write: read and write tools run; exec tools");
+		expect(describeApprovals("write", {}, "write")[0]).toContain(
+			"write: tools of the host's read and write tiers run; exec-tier tools prompt",
+		);
 	});
 	test("unknown, missing or non-string mode -> read as yolo, as the host does, and said so", () => {
 		expect(describeApprovals("paranoid", {}, "off")[0]).toContain("approvals: yolo");
