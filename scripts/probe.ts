@@ -3,11 +3,12 @@
  * with an `echo`. Exit 0 only when the echo came back. The token comes from `A2A_BRIDGE_TOKEN` or the
  * bridge config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json), never from the command line,
  * so it does not show up in `ps`. With no URL it takes the one the running bridge wrote into its
- * runtime file next to the config; a refused connection is explained from that file.
+ * runtime file next to the config, trusted only when its pid is this user's live process that started
+ * when the file says (contract §16); a refused connection is explained from that file.
  */
 import { readFileSync } from "node:fs";
 import { defaultConfigPath } from "../src/config/config.ts";
-import { pidAlive, readRuntime, runtimePath } from "../src/config/runtime.ts";
+import { observePid, readRuntime, runtimePath, trustEntry } from "../src/config/runtime.ts";
 
 /** Long enough for someone to answer an approval prompt on the host's terminal. */
 const CALL_TIMEOUT_MS = 5 * 60_000;
@@ -55,9 +56,8 @@ function liveUrl(): { url: string } | { why: string } {
 	const r = readRuntime(path);
 	if (r.kind === "absent") return { why: `no host is running (no ${path}; start one with npm run host)` };
 	if (r.kind === "untrusted") return { why: r.message };
-	if (!pidAlive(r.info.pid)) {
-		return { why: `no host is running (${path} names pid ${r.info.pid}, which has exited)` };
-	}
+	const trust = trustEntry(r.info, observePid(r.info.pid));
+	if (!trust.ok) return { why: `no host is running (${path} ${trust.why}; not used, nothing sent)` };
 	return { url: r.info.url };
 }
 

@@ -43,7 +43,7 @@ describe("runtime file and npm run probe", () => {
 			const file = await waitForRuntime(host);
 			expect(statSync(file).mode & 0o777).toBe(0o600);
 			const info = JSON.parse(readFileSync(file, "utf8"));
-			expect(info).toMatchObject({ url: host.url, port: host.port, pid: host.proc.pid });
+			expect(info).toMatchObject({ url: host.url, port: host.port, pid: host.proc.pid, start: expect.any(Number) });
 			expect(readFileSync(file, "utf8")).not.toContain(host.token);
 
 			const found = await probe(host);
@@ -70,7 +70,7 @@ describe("runtime file and npm run probe", () => {
 		}
 	}, 90_000);
 
-	test("a planted runtime file (symlink, loose mode, garbage) never gets the token sent to its URL", async () => {
+	test("a planted runtime file (symlink, loose mode, garbage, live pid of another start) never gets the token sent to its URL", async () => {
 		// A listener standing in for whoever planted the file: it must see no request at all.
 		const seen: string[] = [];
 		const trap = Bun.serve({
@@ -103,6 +103,19 @@ describe("runtime file and npm run probe", () => {
 			],
 			["mode 644", () => writeFileSync(file, info, { mode: 0o644 }), /has mode 644, not 600; not used/],
 			["garbage", () => writeFileSync(file, "\u0000{{", { mode: 0o600 }), /is not valid JSON; not used/],
+			// Issue 20 item 7: a well-formed 0600 file of this user whose pid is a live process of this user
+			// (this test runner) is still not the bridge's: no start time, or another start time (a reused pid).
+			["no start time", () => writeFileSync(file, info, { mode: 0o600 }), /without its start time.*nothing sent/],
+			[
+				"reused pid",
+				() => writeFileSync(file, JSON.stringify({ ...JSON.parse(info), start: 1_000 }), { mode: 0o600 }),
+				/a process that started at another time \(a reused pid\); not used, nothing sent/,
+			],
+			[
+				"pid 1",
+				() => writeFileSync(file, JSON.stringify({ ...JSON.parse(info), pid: 1, start: 1_000 }), { mode: 0o600 }),
+				/names pid 1, (another user's process|a process that started at another time)/,
+			],
 		];
 		try {
 			for (const [name, plant, why] of cases) {
