@@ -8,7 +8,7 @@ import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CallAudit } from "../core/types.ts";
-import { capString, capValue, digestString, redactArgs } from "./redact.ts";
+import { capString, capValue, digestString, redactArgs, type Scrub } from "./redact.ts";
 
 export const AUDIT_MAX_BYTES = 1024 * 1024;
 /** No record is larger (contract §15): a caller cannot rotate history away with a few big calls. */
@@ -45,20 +45,20 @@ const caller = (c: { token?: string; client?: string | null }): Record<string, s
  * One JSONL line. Every field is capped as `args` is (long strings hashed, deep nesting cut); a line
  * still over RECORD_MAX_BYTES keeps only the fixed fields, with `args` as a digest.
  */
-export function recordLine(record: AuditRecord, at: Date): string {
+export function recordLine(record: AuditRecord, at: Date, scrub: Scrub = t => t): string {
 	const { id, sid, token: name, client, phase, tool, isError, args, ...rest } = record;
 	// The caller's token name and client name sit next to `sid` (contract §14); absent when unknown.
-	const who = capValue(caller({ token: name, client })) as Record<string, string>;
+	const who = capValue(caller({ token: name, client }), scrub) as Record<string, string>;
 	const head = {
 		ts: at.toISOString(),
-		id,
-		sid: sid === null ? null : capString(sid),
+		id: scrub(id),
+		sid: sid === null ? null : capString(sid, scrub),
 		...who,
 		phase,
-		tool: capString(tool),
+		tool: capString(tool, scrub),
 	};
-	const redacted = redactArgs(args);
-	const line = `${JSON.stringify({ ...head, isError, args: redacted, ...(capValue(rest) as object) })}\n`;
+	const redacted = redactArgs(args, scrub);
+	const line = `${JSON.stringify({ ...head, isError, args: redacted, ...(capValue(rest, scrub) as object) })}\n`;
 	if (Buffer.byteLength(line) <= RECORD_MAX_BYTES) return line;
 	return `${JSON.stringify({ ...head, isError, args: digestString(redacted), oversized: true })}\n`;
 }
@@ -126,10 +126,11 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 	};
 
 	const write = (record: AuditRecord): void => {
-		let line = recordLine(record, now());
 		const live = opts.token?.() ?? [];
-		for (const secret of typeof live === "string" ? [live] : live)
-			if (secret) line = line.split(secret).join("<token>");
+		const secrets = (typeof live === "string" ? [live] : live).filter(t => t.length > 0);
+		// On the values, before escaping, digests and cuts (contract §16); then once more on the line.
+		const scrub: Scrub = text => secrets.reduce((t, secret) => t.split(secret).join("<token>"), text);
+		const line = scrub(recordLine(record, now(), scrub));
 		try {
 			append(line);
 		} catch (err) {

@@ -130,6 +130,34 @@ describe("createAuditLog records", () => {
 		expect(text).toContain("<token>");
 		expect(readLines(p).length).toBe(2);
 	});
+
+	test('issue 20 item 8: a secret with \\ and ", or cut by the 1 KiB args limit, leaves no whole, escaped or cut copy', async () => {
+		const p = join(dir, "audit.log");
+		const secret = 'q\\"uote\\back\\slash"-0123456789abcdefghijklmnopqrstuv';
+		const log = createAuditLog({ path: p, log: () => {}, token: () => [secret] });
+		// Placed so that the serialized args are cut in the middle of where the secret sits.
+		for (let pad = 960; pad <= 1020; pad += 6) {
+			const args = {
+				a: "x".repeat(100),
+				b: Array.from({ length: 9 }, () => "y".repeat(100)),
+				c: `${"z".repeat(pad - 1000 + 60)}${secret}`,
+			};
+			await log.calls.start({ id: `i${pad}`, sid: SID, tool: "bash", args });
+			await log.calls.start({
+				id: `k${pad}`,
+				sid: SID,
+				tool: "bash",
+				args: { [secret]: 1, s: secret, long: `${secret}${"w".repeat(200)}` },
+			});
+		}
+		await log.calls.start({ id: "t", sid: SID, tool: secret, args: {} });
+		const text = readFileSync(p, "utf8");
+		const escaped = JSON.stringify(secret).slice(1, -1);
+		// No run of 12 characters of the secret, raw or as JSON escapes it, anywhere in the file.
+		for (const form of [secret, escaped])
+			for (let i = 0; i + 12 <= form.length; i++) expect(text).not.toContain(form.slice(i, i + 12));
+		expect(text).toContain("<token>");
+	});
 });
 
 describe("createAuditLog rotation", () => {
