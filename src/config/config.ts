@@ -44,9 +44,19 @@ export function generateToken(): string {
 	return randomBytes(32).toString("base64url");
 }
 
+/** localhost, 127.0.0.0/8, ::1 and the IPv4-mapped loopback ::ffff:127.0.0.0/104 in any IPv6 spelling. */
 export function isLoopbackHost(host: string): boolean {
 	const h = host.toLowerCase().replace(/^\[|\]$/g, "");
-	return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+	if (h === "localhost" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)) return true;
+	if (!h.includes(":")) return false;
+	let canonical: string;
+	try {
+		// The WHATWG URL parser writes an IPv6 address in its one compressed form (::ffff:7f00:1).
+		canonical = new URL(`http://[${h}]/`).hostname;
+	} catch {
+		return false;
+	}
+	return canonical === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(canonical);
 }
 
 /** Canonical `scheme://host[:port]` of an origin string, or null when it is not one. */

@@ -136,6 +136,16 @@ describe("isLoopbackHost", () => {
 		["192.168.1.10", false],
 		["example.com", false],
 		["127.0.0.1.evil.com", false],
+		// Issue 20 item 9: the IPv4-mapped loopback ::ffff:127.0.0.0/104, in each spelling.
+		["::ffff:127.0.0.1", true],
+		["[::FFFF:127.9.8.7]", true],
+		["0:0:0:0:0:ffff:7f00:1", true],
+		["::ffff:7fff:ffff", true],
+		["0:0:0:0:0:0:0:1", true],
+		["::ffff:128.0.0.1", false],
+		["::ffff:10.0.0.1", false],
+		["::ffff:127.0.0.1:80", false],
+		["fe80::1", false],
 		["localhost.evil.com", false],
 	];
 	for (const [host, want] of cases) {
