@@ -2,7 +2,9 @@
  * Text of the `/a2a` commands (contract §10). Pure: the entry gathers the state and shows the text
  * through `ctx.ui.notify`, never stdout.
  */
+
 import { MAX_SESSIONS } from "../core/sessions.ts";
+import { showSafely } from "../text/show.ts";
 
 export const NOT_RUNNING = "A2A bridge not running";
 /** The host's MCP client times out after 30 s by default; remote builds and flashes run for hours. */
@@ -30,14 +32,16 @@ export function announcement(url: string, token: string): string {
 }
 
 const callLabel = (c: BridgeStatus["inFlight"][number]): string => {
-	const who = [c.token ? `token ${c.token}` : "", c.client ? `client ${c.client}` : ""].filter(Boolean).join(", ");
-	return `${c.tool} (${Math.round(c.ageMs / 1000)} s${c.note ? `, ${c.note}` : ""}${who ? `, ${who}` : ""})`;
+	const who = [c.token ? `token ${showSafely(c.token, 80)}` : "", c.client ? `client ${showSafely(c.client, 80)}` : ""]
+		.filter(Boolean)
+		.join(", ");
+	return `${showSafely(c.tool, 120)} (${Math.round(c.ageMs / 1000)} s${c.note ? `, ${c.note}` : ""}${who ? `, ${who}` : ""})`;
 };
 
 export function statusText(s: BridgeStatus): string {
 	const calls = s.inFlight.length === 0 ? "none" : s.inFlight.map(callLabel).join(", ");
 	const perToken = (s.perToken ?? []).map(t => {
-		const clients = t.clients.length > 0 ? ` (clients: ${t.clients.join(", ")})` : "";
+		const clients = t.clients.length > 0 ? ` (clients: ${t.clients.map(c => showSafely(c, 80)).join(", ")})` : "";
 		return `  ${t.name} ${t.prefix}: ${t.sessions} session(s)${clients}`;
 	});
 	return [

@@ -6,18 +6,20 @@
  * notifies just before it. The headless host reads both (`parseApprovalTitle`, `parseCallerLabel` in
  * src/headless/frames.ts; a unit test holds writer and reader to one format).
  */
+
 import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
 import type { CallerInfo, ToolCallRequest } from "../core/types.ts";
+import { showSafely } from "../text/show.ts";
 
 /** The last line of a remote call's approval prompt (see prompt-signal.ts); read back by the headless host. */
 export function promptLabel(caller: Pick<CallerInfo, "token" | "client">): string {
-	return `Remote call (A2A): token ${caller.token}${caller.client ? `, client ${caller.client}` : ""}`;
+	return `Remote call (A2A): token ${showSafely(caller.token, 80)}${caller.client ? `, client ${showSafely(caller.client, 80)}` : ""}`;
 }
 
 /** The notice before a remote call's approval prompt. Token names and tool names hold no spaces. */
 export function callerLabel(tool: string, caller: Pick<CallerInfo, "token" | "client">): string {
-	const client = caller.client ? `, client ${caller.client}` : "";
-	return `A2A remote call: ${tool} — token ${caller.token}${client} awaits approval`;
+	const client = caller.client ? `, client ${showSafely(caller.client, 80)}` : "";
+	return `A2A remote call: ${showSafely(tool, 120)} — token ${showSafely(caller.token, 80)}${client} awaits approval`;
 }
 
 export class RemoteCalls {

@@ -6,7 +6,9 @@
  * host (`tools/bash.ts`): allow vouches for a whole command; deny and prompt fire on any segment. Pure.
  */
 import { showSafely } from "../text/show.ts";
-import type { ApprovalMode } from "./approvals.ts";
+
+/** omp's approval modes (the same three `approvals.ts` describes). */
+type ApprovalMode = "yolo" | "write" | "always-ask";
 
 export interface PictureTool {
 	name: string;
