@@ -21,7 +21,7 @@ export interface ModernOptions {
 }
 
 /** The headers and body a modern client sends for one request. */
-function modernRequest(
+export function modernRequest(
 	host: Host,
 	method: string,
 	params: Record<string, unknown> = {},

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { type Host, openSession, withHost } from "../../helpers/host.ts";
+import { modernRequest } from "../../helpers/modern.ts";
 import { waitUntil } from "../../helpers/procs.ts";
 
 /** One raw HTTP/1.1 exchange: `request` written, then (with halfClose) the write side shut; all bytes read. */
@@ -80,7 +81,7 @@ describe("issue 20 item 9 on the wire", () => {
 		});
 	}, 60_000);
 
-	test("a client that half-closes after its request (shutdown(SHUT_WR)) gets no answer; its call runs to the end, audited", async () => {
+	test("a client that half-closes after its request (shutdown(SHUT_WR)) gets no answer; a 2025 call runs to its end, a 2026-07-28 call is cancelled", async () => {
 		await withHost({}, async h => {
 			const sid = await openSession(h);
 			const marker = join(h.cwd, "ran");
@@ -101,6 +102,26 @@ describe("issue 20 item 9 on the wire", () => {
 			expect(done).toMatchObject({ isError: false, token: "owner" });
 			expect(done?.cancelled).toBeUndefined();
 			expect(existsSync(marker)).toBe(true);
+
+			// 2026-07-28: closing the connection of a JSON request is the cancel, and a half-close is seen as that.
+			const modernMarker = join(h.cwd, "modern-ran");
+			const { headers, body } = modernRequest(h, "tools/call", {
+				name: "bash",
+				arguments: { command: `sleep 2; touch ${modernMarker}` },
+			});
+			const modern = `POST / HTTP/1.1\r\n${Object.entries({
+				...headers,
+				host: `127.0.0.1:${h.port}`,
+				"content-length": String(Buffer.byteLength(body)),
+			})
+				.map(([k, v]) => `${k}: ${v}`)
+				.join("\r\n")}\r\n\r\n${body}`;
+			expect(await raw(h.port, modern, true)).toBe("");
+			await waitUntil("the modern call's done record", () =>
+				auditLines(h).some(r => r.phase === "done" && r.sid === null && r.tool === "bash"),
+			);
+			const modernDone = auditLines(h).find(r => r.phase === "done" && r.sid === null);
+			expect(modernDone).toMatchObject({ isError: true, cancelled: true, tool: "bash" });
 		});
 	}, 60_000);
 });
