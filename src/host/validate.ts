@@ -4,6 +4,7 @@
  * the normalized arguments run, and a refusal names the argument. Tools that opt out of strict
  * checking (`lenientArgValidation`) run with the arguments as sent, as in the host's loop.
  */
+import { showSafely } from "../text/show.ts";
 import type { HostAccess, HostTool } from "./shapes.ts";
 
 export type ArgCheck = { ok: true; args: Record<string, unknown> } | { ok: false; message: string };
@@ -11,7 +12,32 @@ export type ArgCheck = { ok: true; args: Record<string, unknown> } | { ok: false
 /** Longest refusal text sent back; the host's message names every failing argument within it. */
 const INVALID_ARGS_MAX_CHARS = 1000;
 
+/** Deeper nesting than any tool schema uses; the host's recursive validator would overflow the stack. */
+export const MAX_ARG_DEPTH = 64;
+
+/** The first top-level argument nested deeper than `max` levels, found without recursion; else null. */
+export function tooDeep(args: Record<string, unknown>, max = MAX_ARG_DEPTH): string | null {
+	for (const [key, value] of Object.entries(args)) {
+		const stack: Array<[unknown, number]> = [[value, 1]];
+		while (stack.length > 0) {
+			const [v, depth] = stack.pop() as [unknown, number];
+			if (v === null || typeof v !== "object") continue;
+			if (depth > max) return key;
+			for (const child of Object.values(v)) stack.push([child, depth + 1]);
+		}
+	}
+	return null;
+}
+
 export function checkArgs(host: HostAccess, tool: HostTool, name: string, args: Record<string, unknown>): ArgCheck {
+	const deep = tooDeep(args);
+	if (deep !== null) {
+		const shown = showSafely(deep, 80);
+		return {
+			ok: false,
+			message: `invalid arguments for tool '${name}': '${shown}' is nested deeper than ${MAX_ARG_DEPTH} levels`,
+		};
+	}
 	if (!host.validateArgs) return { ok: true, args };
 	const r = host.validateArgs(tool, name, args);
 	if (r.ok) return { ok: true, args: isPlainArgs(r.args) ? r.args : args };

@@ -71,6 +71,26 @@ const auditLines = (h: Host): Array<Record<string, unknown>> =>
 		: [];
 
 describe("issue 20 item 9 on the wire", () => {
+	test("deeply nested arguments -> -32602 naming the argument, not a stack overflow", async () => {
+		await withHost({}, async h => {
+			const sid = await openSession(h);
+			const depth = 100_000;
+			const body = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":${"[".repeat(depth)}${"]".repeat(depth)}}}}`;
+			const res = await fetch(h.url, {
+				method: "POST",
+				headers: h.headers({
+					"mcp-session-id": sid,
+					"content-type": "application/json",
+					accept: "application/json, text/event-stream",
+				}),
+				body,
+			});
+			const answer = (await res.json()) as { error?: { code: number; message: string } };
+			expect(answer.error?.code).toBe(-32602);
+			expect(answer.error?.message).toBe("invalid arguments for tool 'read': 'path' is nested deeper than 64 levels");
+		});
+	}, 60_000);
+
 	test("host ::ffff:127.0.0.1 is a loopback bind: no exposure warning, and a foreign Host is refused", async () => {
 		await withHost({ config: { host: "::ffff:127.0.0.1" } }, async h => {
 			expect(await raw(h.port, post(h, INIT), false)).toMatch(/^HTTP\/1\.1 200/);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { HostAccess, HostTool } from "../../../src/host/shapes.ts";
-import { checkArgs, invalidArgsText } from "../../../src/host/validate.ts";
+import { checkArgs, invalidArgsText, MAX_ARG_DEPTH, tooDeep } from "../../../src/host/validate.ts";
 
 const HOST_MESSAGE = `Validation failed for tool "bash":
   - timeout: timeout must be timeout in seconds (was a string)
@@ -61,5 +61,35 @@ describe("checkArgs", () => {
 			ok: true,
 			args: { timeout: "abc" },
 		});
+	});
+});
+
+describe("deep nesting (issue 20 item 9)", () => {
+	const nest = (levels: number): unknown => {
+		let v: unknown = 1;
+		for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+		return v;
+	};
+	test("an argument nested deeper than the limit -> named, found without recursion even at 200,000 levels", () => {
+		expect(tooDeep({ ok: nest(MAX_ARG_DEPTH), bad: nest(MAX_ARG_DEPTH + 1) })).toBe("bad");
+		expect(tooDeep({ a: 1, b: "x", c: nest(MAX_ARG_DEPTH) })).toBeNull();
+		expect(tooDeep({ huge: nest(200_000) })).toBe("huge");
+	});
+	test("checkArgs refuses it before the host's validator runs, naming the argument", () => {
+		let validated = false;
+		const r = checkArgs(
+			host(() => {
+				validated = true;
+				return { ok: true, args: {} };
+			}),
+			tool({ lenientArgValidation: true }),
+			"bash",
+			{ command: nest(10_000) as never },
+		);
+		expect(r).toEqual({
+			ok: false,
+			message: `invalid arguments for tool 'bash': 'command' is nested deeper than ${MAX_ARG_DEPTH} levels`,
+		});
+		expect(validated).toBe(false);
 	});
 });
