@@ -5,18 +5,17 @@
  */
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type MarkdownIt from "markdown-it";
-import { type DefaultTheme, defineConfig } from "vitepress";
+import { type DefaultTheme, defineConfig, type MarkdownRenderer } from "vitepress";
 import { githubSlug, sections } from "./sections.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** ```mermaid fences become <Mermaid>, drawn as SVG in the browser (theme/Mermaid.vue). */
-function mermaidFences(md: MarkdownIt): void {
+/** ```mermaid fences become <MermaidDiagram>, drawn as SVG in the browser (theme/mermaid.ts). */
+function mermaidFences(md: MarkdownRenderer): void {
 	const fence = md.renderer.rules.fence;
 	md.renderer.rules.fence = (tokens, idx, options, env, self) => {
 		const token = tokens[idx];
-		if (token?.info.trim() === "mermaid") return `<Mermaid code="${encodeURIComponent(token.content)}" />\n`;
+		if (token?.info.trim() === "mermaid") return `<MermaidDiagram code="${encodeURIComponent(token.content)}" />\n`;
 		return fence ? fence(tokens, idx, options, env, self) : self.renderToken(tokens, idx, options);
 	};
 }
@@ -67,7 +66,7 @@ const ZH: Labels = {
 		"guide/long-work": "长时间任务",
 		"guide/takeover": "宿主推理接管",
 		"guide/troubleshooting": "故障排查",
-		protocol: "线协议",
+		protocol: "线上协议",
 		security: "安全",
 		architecture: "架构",
 		usage: "使用",

@@ -10,7 +10,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import type MarkdownIt from "markdown-it";
+import type { MarkdownRenderer as MarkdownIt } from "vitepress";
 
 const DIRECTIVE = /^<!--\s*@section\s+(\S+)\s*>\s*(.*?)\s*(?:\|\s*(page|body)\s*)?-->\s*$/;
 const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;

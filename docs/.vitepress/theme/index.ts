@@ -1,10 +1,11 @@
 import type { Theme } from "vitepress";
 import DefaultTheme from "vitepress/theme";
-import Mermaid from "./Mermaid.vue";
+import { MermaidDiagram } from "./mermaid.ts";
+import "./style.css";
 
 export default {
 	extends: DefaultTheme,
 	enhanceApp({ app }) {
-		app.component("Mermaid", Mermaid);
+		app.component("MermaidDiagram", MermaidDiagram);
 	},
 } satisfies Theme;

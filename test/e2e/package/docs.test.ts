@@ -11,9 +11,13 @@ import { spawn } from "bun";
 import { shellBlocks } from "../../helpers/docs.ts";
 import { Host, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
 
-const DOC_FILES = ["README.md", "README_ZN.md", ...readdirSync(join(ROOT, "docs")).map(f => `docs/${f}`)].filter(f =>
-	f.endsWith(".md"),
-);
+const DOC_FILES = [
+	"README.md",
+	"README_ZN.md",
+	...readdirSync(join(ROOT, "docs"), { recursive: true, encoding: "utf8" })
+		.filter(f => !f.startsWith(".vitepress"))
+		.map(f => `docs/${f}`),
+].filter(f => f.endsWith(".md"));
 
 type How = { by: "ci" | "here" } | { by: "test"; file: string; marker: string } | { by: "not run"; why: string };
 const CI: How = { by: "ci" };
@@ -28,6 +32,11 @@ const RULES: Array<[RegExp, How]> = [
 	[
 		/^npx omp plugin uninstall pi-a2a-ext$/,
 		{ by: "test", file: "test/e2e/package/install.test.ts", marker: '"npx omp plugin uninstall pi-a2a-ext"' },
+	],
+	[/^npm run docs$/, { by: "test", file: "test/e2e/site/site.test.ts", marker: '["npm", "run", "docs"]' }],
+	[
+		/^npm run docs:build$/,
+		{ by: "test", file: "test/e2e/site/site.test.ts", marker: '"run", "--silent", "docs:build"' },
 	],
 	[/^npm run demo$/, { by: "test", file: "test/e2e/headless/demo.test.ts", marker: '"run", "--silent", "demo"' }],
 	[/^npm run (host|probe) -- /, HERE],

@@ -67,8 +67,24 @@ async function open(path: string): Promise<Page> {
 	return page;
 }
 
+/** Picks `href` in the navigation bar's language menu, as a reader does (hover, then click). */
+async function switchTo(page: Page, href: string): Promise<void> {
+	const link = `.VPNavBarTranslations a[href="${href}"]`;
+	await page.hover(".VPNavBarTranslations button");
+	await page.waitForSelector(link, { visible: true, timeout: WAIT });
+	await page.click(link);
+	await page.waitForFunction(`location.pathname === ${JSON.stringify(href)}`, { timeout: WAIT });
+}
+
 const text = (page: Page, selector: string) =>
-	page.$eval(selector, el => el.textContent?.replace(/\u200b/g, "").replace(/\s+/g, " ").trim() ?? "");
+	page.$eval(
+		selector,
+		el =>
+			el.textContent
+				?.replace(/\u200b/g, "")
+				.replace(/\s+/g, " ")
+				.trim() ?? "",
+	);
 
 beforeAll(async () => {
 	out = mkdtempSync(join(tmpdir(), "a2a-site-"));
@@ -139,18 +155,16 @@ describe("docs site in headless Chromium", () => {
 
 	test("language switch: English to 简体中文 and back; untranslated pages say so and link the English one", async () => {
 		const page = await open("/guide/install.html");
-		await page.hover(".VPNavBarTranslations button");
-		await page.waitForSelector('.VPNavBarTranslations a[href="/zh/guide/install.html"]', { visible: true });
-		await Promise.all([
-			page.waitForNavigation({ timeout: WAIT }).catch(() => undefined),
-			page.click('.VPNavBarTranslations a[href="/zh/guide/install.html"]'),
-		]);
-		await page.waitForFunction(() => document.documentElement.lang === "zh-CN", { timeout: WAIT });
+		await switchTo(page, "/zh/guide/install.html");
+		await page.waitForFunction('document.documentElement.lang === "zh-CN"', { timeout: WAIT });
 		expect(new URL(page.url()).pathname).toBe("/zh/guide/install.html");
 		expect(await text(page, ".vp-doc h1")).toBe("安装与运行");
 		expect(await page.$$eval(".vp-doc h2", hs => hs.map(h => h.textContent ?? ""))).toContainEqual(
 			expect.stringContaining("安装到你的 omp"),
 		);
+		await switchTo(page, "/guide/install.html");
+		await page.waitForFunction('document.documentElement.lang === "en-US"', { timeout: WAIT });
+		expect(await text(page, ".vp-doc h1")).toBe("Install and run");
 		await page.close();
 
 		const stub = await open("/zh/protocol.html");
