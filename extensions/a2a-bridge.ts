@@ -7,11 +7,11 @@
 import { homedir } from "node:os";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
-import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
+import { type AuditLog, auditGenerations, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
 import { loadConfig } from "../src/config/file.ts";
-import { publishRuntime } from "../src/config/runtime.ts";
+import { publishRuntime, runtimePath } from "../src/config/runtime.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
 import { progressIntervalMs } from "../src/core/progress.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
@@ -70,8 +70,9 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
 	let server: BridgeServer | undefined;
+	const auditPath = defaultAuditPath();
 	const audit = createAuditLog({
-		path: defaultAuditPath(),
+		path: auditPath,
 		log: logLine,
 		token: () => server?.secrets ?? config.token,
 	});
@@ -85,6 +86,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		audit: record => audit.write(record),
 		log: logLine,
 		mode: () => config.blob,
+		ownFiles: () => [configPath, ...auditGenerations(auditPath), runtimePath(configPath)],
 	});
 	server = new BridgeServer(
 		{

@@ -16,6 +16,12 @@ export const RECORD_MAX_BYTES = 8 * 1024;
 export const AUDIT_GENERATIONS = 3;
 const FAILURE_LOG_EVERY = 100;
 
+/** Every file the log can be: the live one and its rotated generations `.1` to `.3`. */
+export const auditGenerations = (path: string): string[] => [
+	path,
+	...Array.from({ length: AUDIT_GENERATIONS }, (_, i) => `${path}.${i + 1}`),
+];
+
 export function defaultAuditPath(env: Record<string, string | undefined> = process.env): string {
 	const fromEnv = env.A2A_BRIDGE_AUDIT;
 	return fromEnv && fromEnv.length > 0 ? fromEnv : join(homedir(), ".omp", "agent", "a2a-bridge.log");

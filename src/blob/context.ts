@@ -14,6 +14,7 @@ export type Refuse = (
 	code: BlobCode,
 	message: string,
 	h?: Record<string, string>,
+	extra?: Record<string, unknown>,
 ) => Response;
 export interface Ctx {
 	note: Note;

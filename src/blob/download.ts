@@ -1,77 +1,159 @@
 /**
- * `GET`/`HEAD /blob`: a regular file streamed back whole or by one byte range. The target is opened
- * without blocking and checked on its descriptor (blob/target.ts). Kernel pseudo-files report a
- * made-up size, so they are streamed to EOF with no `Content-Length` and no ranges. The idle timer
- * stays on: Bun restarts it with every write, so it cuts only a reader that takes nothing for 30 s.
+ * `GET`/`HEAD /blob`: a regular file streamed back whole or by one byte range, from the descriptor whose
+ * type and size were checked (blob/target.ts): the path is never opened twice, so a name switched
+ * meanwhile cannot mix two files. Bun sends the descriptor natively with the `Content-Length` seen; a
+ * file that shrinks under it ends the connection short rather than pad. Kernel pseudo-files report a
+ * made-up size, so they are streamed to EOF with no `Content-Length` and no ranges. `Want-Repr-Digest:
+ * sha-256=…` adds `Repr-Digest` of the whole file, hashed before the headers go out (blob/hash.ts).
  */
 import { closeSync, readSync } from "node:fs";
+import { holding, sent } from "./conn.ts";
 import type { Ctx } from "./context.ts";
-import { parseRange } from "./parse.ts";
+import { sfSha256, wantsSha256 } from "./digest.ts";
+import { digestsOf } from "./hash.ts";
+import { MAX_DOWNLOADS_IN_FLIGHT, parseRange } from "./parse.ts";
+import { replaceTarget, stagedSize } from "./staging.ts";
 import { openTarget } from "./target.ts";
 
-const PSEUDO_READ_BYTES = 64 * 1024;
+const READ_BYTES = 256 * 1024;
+const SWEEP_MS = 100;
 
-export function download(req: Request, path: string, { note, refuse }: Ctx): Response {
-	const opened = openTarget(path, "read");
-	if (!opened.ok) return refuse(path, null, opened.code, opened.message);
-	const { fd, st, pseudo } = opened;
+/** Descriptors Bun is still sending from: each is closed once Bun is done with its request. Bounded. */
+export class Sending {
+	readonly #open = new Map<number, Request>();
+	#timer: ReturnType<typeof setInterval> | null = null;
+
+	get full(): boolean {
+		return this.#open.size >= MAX_DOWNLOADS_IN_FLIGHT;
+	}
+
+	/** Takes `fd` to close after the response; false when Bun cannot tell this request's end (close it yourself). */
+	track(req: Request, fd: number): boolean {
+		if (sent(req) !== false) return false;
+		this.#open.set(fd, req);
+		this.#timer ??= setInterval(() => this.#sweep(), SWEEP_MS);
+		this.#timer.unref?.();
+		return true;
+	}
+
+	#sweep(): void {
+		for (const [fd, req] of this.#open) {
+			if (sent(req) === false) continue;
+			this.#open.delete(fd);
+			closeSync(fd);
+		}
+		if (this.#open.size === 0 && this.#timer !== null) {
+			clearInterval(this.#timer);
+			this.#timer = null;
+		}
+	}
+}
+
+const OCTETS = "application/octet-stream";
+
+export async function download(req: Request, path: string, ctx: Ctx, sending: Sending): Promise<Response> {
+	const { note, refuse } = ctx;
 	const head = req.method === "HEAD";
+	const want = wantsSha256(req.headers.get("want-repr-digest"));
+	if (!want.ok) return refuse(path, null, want.code, want.message);
+	if (sending.full) {
+		return refuse(
+			path,
+			null,
+			"too_many_downloads",
+			`${MAX_DOWNLOADS_IN_FLIGHT} downloads are in progress; retry later`,
+		);
+	}
+	// A staged (cut) PUT of this path: HEAD tells its size, the offset to continue it with.
+	const staged = head ? stagedSize(replaceTarget(path).target) : null;
+	const stagedHeader: Record<string, string> = staged === null ? {} : { "upload-offset": String(staged) };
+	const opened = openTarget(path, "read");
+	if (!opened.ok) return refuse(path, null, opened.code, opened.message, stagedHeader);
+	const { fd, st, pseudo } = opened;
 	if (pseudo !== null) {
 		if (head) {
 			closeSync(fd);
 			note(path, 0, 0);
 			// Chunked, as GET would answer: no Content-Length (Bun would otherwise claim 0).
-			const headers = { "content-type": "application/octet-stream", "transfer-encoding": "chunked" };
-			return new Response(null, { status: 200, headers });
+			return new Response(null, { status: 200, headers: { "content-type": OCTETS, "transfer-encoding": "chunked" } });
 		}
-		const body = streamToEof(fd, bytes => note(path, 0, bytes));
-		return new Response(body, { status: 200, headers: { "content-type": "application/octet-stream" } });
+		const body = streamFd(fd, 0, null, bytes => note(path, 0, bytes));
+		return new Response(body, { status: 200, headers: { "content-type": OCTETS } });
 	}
-	closeSync(fd);
 	const size = st.size;
 	const range = parseRange(req.headers.get("range"), size);
-	if (!range.ok) return refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` });
+	if (!range.ok) {
+		closeSync(fd);
+		return refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` });
+	}
 	const { start, end } = range.value ?? { start: 0, end: size - 1 };
 	const length = end - start + 1;
 	const headers: Record<string, string> = {
-		"content-type": "application/octet-stream",
+		"content-type": OCTETS,
 		"content-length": String(length),
 		"accept-ranges": "bytes",
+		...stagedHeader,
 	};
 	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;
+	if (want.value) {
+		try {
+			headers["repr-digest"] = sfSha256((await holding(req, () => digestsOf(fd, 0, size))).whole);
+		} catch (err) {
+			closeSync(fd);
+			return refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
+		}
+	}
+	const status = range.value ? 206 : 200;
 	note(path, start, head ? 0 : length);
-	if (head || length === 0) return new Response(null, { status: range.value ? 206 : 200, headers });
-	// Slicing pins the length to the size seen above even if the file grows while it streams.
-	const body = Bun.file(path).slice(start, end + 1, "application/octet-stream");
-	return new Response(body, { status: range.value ? 206 : 200, headers });
+	if (head || length === 0) {
+		closeSync(fd);
+		return new Response(null, { status, headers });
+	}
+	// Slicing pins the length to the size checked above even if the file grows while it streams.
+	if (sending.track(req, fd)) return new Response(Bun.file(fd).slice(start, end + 1, OCTETS), { status, headers });
+	return new Response(
+		streamFd(fd, start, end + 1, () => {}),
+		{ status, headers },
+	);
 }
 
-/** Reads `fd` to EOF (or to the first read that would block) and closes it; `done` gets the byte count. */
-function streamToEof(fd: number, done: (bytes: number) => void): ReadableStream<Uint8Array> {
-	let total = 0;
+/**
+ * Reads `fd` from `start` to `end` (null: to EOF or the first read that would block) and closes it;
+ * `done` gets the byte count. A file that ends before `end` errors the stream: the reader sees a short
+ * body, never a padded one.
+ */
+function streamFd(
+	fd: number,
+	start: number,
+	end: number | null,
+	done: (bytes: number) => void,
+): ReadableStream<Uint8Array> {
+	let pos = start;
 	let open = true;
 	const finish = () => {
 		if (!open) return;
 		open = false;
 		closeSync(fd);
-		done(total);
+		done(pos - start);
 	};
 	return new ReadableStream<Uint8Array>({
 		pull(c) {
-			const buf = new Uint8Array(PSEUDO_READ_BYTES);
+			const want = end === null ? READ_BYTES : Math.min(READ_BYTES, end - pos);
+			const buf = new Uint8Array(want);
 			let n = 0;
 			try {
-				n = readSync(fd, buf, 0, buf.byteLength, null);
+				n = readSync(fd, buf, 0, want, end === null ? null : pos);
 			} catch {
 				// EAGAIN (nothing more without waiting) or a read error: end what was sent.
 			}
 			if (n > 0) {
-				total += n;
+				pos += n;
 				c.enqueue(buf.subarray(0, n));
-				return;
+				if (end === null || pos < end) return;
 			}
 			finish();
-			c.close();
+			if (end !== null && pos < end) c.error(new Error(`the file ended at ${pos} bytes, before ${end}`));
+			else c.close();
 		},
 		cancel: finish,
 	});

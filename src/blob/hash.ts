@@ -1,7 +1,8 @@
 /**
- * SHA-256 of the bytes an upload appends, computed on a second thread while Bun pipes the body into
- * the file: the hash (about as much CPU as the transfer itself) overlaps the write instead of following
- * it. The worker only reads the file behind the writer; the main thread never waits on it until the end.
+ * SHA-256 of a file and of the part an upload appends, computed on a second thread while Bun pipes the
+ * body into the file: the hash (about as much CPU as the transfer itself) overlaps the write instead of
+ * following it. The worker only reads the file behind the writer; the main thread never waits on it until
+ * the end. Downloads that are asked for `Repr-Digest` use the same worker on a file that does not grow.
  */
 import { readSync } from "node:fs";
 
@@ -19,9 +20,15 @@ const CANCEL_WAIT_MS = 2000;
 const FINISH = 1;
 const CANCEL = 2;
 
+/** Hex SHA-256 of the whole file [0, end) and of the part [split, end) (the same when split is 0). */
+export interface Digests {
+	whole: string;
+	part: string;
+}
+
 export interface FollowHash {
-	/** The digest of [start, end), once the worker has read up to `end`; null if it failed. */
-	finish(end: number): Promise<string | null>;
+	/** The digests up to `end`, once the worker has read up to it; null if it failed. */
+	finish(end: number): Promise<Digests | null>;
 	/** Stops the worker and resolves once it no longer touches the file descriptor. */
 	cancel(): Promise<void>;
 }
@@ -36,26 +43,31 @@ function followWorker(): void {
 		postMessage: (m: unknown) => void;
 	};
 	scope.onmessage = async (e: MessageEvent) => {
-		const { fd, start, shared, bufferBytes, pollMs } = e.data;
+		const { fd, split, shared, bufferBytes, pollMs } = e.data;
 		try {
 			const fs = await import("node:fs");
 			const state = new Int32Array(shared, 0, 1);
 			const end = new Float64Array(shared, 8, 1);
-			const hash = new Bun.CryptoHasher("sha256");
+			const whole = new Bun.CryptoHasher("sha256");
+			const part = split > 0 ? new Bun.CryptoHasher("sha256") : whole;
 			const buf = new Uint8Array(bufferBytes);
-			let pos = start;
+			let pos = 0;
 			for (;;) {
 				const st = Atomics.load(state, 0);
 				if (st === 2) return scope.postMessage({ cancelled: true });
 				const limit = st === 1 ? (end[0] ?? 0) : fs.fstatSync(fd).size;
 				while (pos < limit) {
-					const n = fs.readSync(fd, buf, 0, Math.min(buf.byteLength, limit - pos), pos);
+					// A read never straddles `split`, so the part's hasher sees exactly [split, end).
+					const stop = pos < split ? Math.min(split, limit) : limit;
+					const n = fs.readSync(fd, buf, 0, Math.min(buf.byteLength, stop - pos), pos);
 					if (n === 0) break;
-					hash.update(buf.subarray(0, n));
+					whole.update(buf.subarray(0, n));
+					if (part !== whole && pos >= split) part.update(buf.subarray(0, n));
 					pos += n;
 				}
 				if (st === 1) {
-					return scope.postMessage(pos === limit ? { digest: hash.digest("hex") } : { error: "short read" });
+					if (pos !== limit) return scope.postMessage({ error: "short read" });
+					return scope.postMessage({ whole: whole.digest("hex"), part: part === whole ? null : part.digest("hex") });
 				}
 				Atomics.wait(state, 0, 0, pollMs);
 			}
@@ -68,8 +80,8 @@ function followWorker(): void {
 let workerUrl: string | undefined;
 let active = 0;
 
-/** Starts hashing `fd` from `start` as it grows; null when no worker can be started (hash afterwards). */
-export function followHash(fd: number, start: number): FollowHash | null {
+/** Starts hashing `fd` from 0 as it grows (and from `split` apart); null when no worker can start. */
+export function followHash(fd: number, split: number): FollowHash | null {
 	if (active >= MAX_FOLLOWERS) return null;
 	let worker: Worker;
 	try {
@@ -82,11 +94,11 @@ export function followHash(fd: number, start: number): FollowHash | null {
 	let released = false;
 	const shared = new SharedArrayBuffer(16);
 	const state = new Int32Array(shared, 0, 1);
-	const reply = new Promise<{ digest?: string; error?: string; cancelled?: boolean }>(resolve => {
+	const reply = new Promise<{ whole?: string; part?: string | null; error?: string; cancelled?: boolean }>(resolve => {
 		worker.onmessage = (e: MessageEvent) => resolve(e.data);
 		worker.onerror = (e: ErrorEvent) => resolve({ error: e.message });
 	});
-	worker.postMessage({ fd, start, shared, bufferBytes: HASH_BUFFER_BYTES, pollMs: POLL_MS });
+	worker.postMessage({ fd, split, shared, bufferBytes: HASH_BUFFER_BYTES, pollMs: POLL_MS });
 	const signal = (to: number) => {
 		Atomics.store(state, 0, to);
 		Atomics.notify(state, 0);
@@ -106,7 +118,7 @@ export function followHash(fd: number, start: number): FollowHash | null {
 		finish: end => {
 			new Float64Array(shared, 8, 1)[0] = end;
 			signal(FINISH);
-			return settle(reply.then(r => r.digest ?? null));
+			return settle(reply.then(r => (r.whole === undefined ? null : { whole: r.whole, part: r.part ?? r.whole })));
 		},
 		cancel: () => {
 			signal(CANCEL);
@@ -117,18 +129,28 @@ export function followHash(fd: number, start: number): FollowHash | null {
 }
 
 /**
- * SHA-256 of [start, start + length) read back through one reused buffer, on the main thread. It
+ * The digests of [0, end) and [split, end) read back through one reused buffer, on the main thread. It
  * yields to the event loop between buffers, so other calls (and their heartbeats) go on meanwhile.
  */
-export async function hashRange(fd: number, start: number, length: number): Promise<string> {
-	const hash = new Bun.CryptoHasher("sha256");
-	const buf = new Uint8Array(Math.min(HASH_BUFFER_BYTES, Math.max(length, 1)));
-	for (let pos = start, end = start + length; pos < end; ) {
-		const n = readSync(fd, buf, 0, Math.min(buf.byteLength, end - pos), pos);
+export async function hashRanges(fd: number, split: number, end: number): Promise<Digests> {
+	const whole = new Bun.CryptoHasher("sha256");
+	const part = split > 0 ? new Bun.CryptoHasher("sha256") : whole;
+	const buf = new Uint8Array(Math.min(HASH_BUFFER_BYTES, Math.max(end, 1)));
+	for (let pos = 0; pos < end; ) {
+		const stop = pos < split ? Math.min(split, end) : end;
+		const n = readSync(fd, buf, 0, Math.min(buf.byteLength, stop - pos), pos);
 		if (n === 0) break;
-		hash.update(buf.subarray(0, n));
+		whole.update(buf.subarray(0, n));
+		if (part !== whole && pos >= split) part.update(buf.subarray(0, n));
 		pos += n;
 		await new Promise(r => setImmediate(r));
 	}
-	return hash.digest("hex");
+	const w = whole.digest("hex");
+	return { whole: w, part: part === whole ? w : part.digest("hex") };
+}
+
+/** The digests of a file that no longer grows: on the worker when it is large and one is free. */
+export async function digestsOf(fd: number, split: number, end: number): Promise<Digests> {
+	const worker = end < FOLLOW_MIN_BYTES ? null : followHash(fd, split);
+	return (await worker?.finish(end)) ?? hashRanges(fd, split, end);
 }

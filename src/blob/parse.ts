@@ -1,23 +1,31 @@
 /**
  * `/blob` values without effects (contract §7): the stable error codes and their statuses, the query
  * (`path`, `offset`), lexical path resolution and the single `Range` the downloads serve. Pure: parsers
- * return `{ok, value}` or `{ok: false, code, message}`.
+ * return `{ok, value}` or `{ok: false, code, message}`. Digest headers: blob/digest.ts.
  */
 import { resolve } from "node:path";
 
-export const BLOB_METHODS = ["POST", "GET", "HEAD"] as const;
+export const BLOB_METHODS = ["PUT", "POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;
+/** Each download holds its descriptor until the response is sent (blob/download.ts). */
+export const MAX_DOWNLOADS_IN_FLIGHT = 256;
+
+export const isUpload = (method: string): boolean => method === "PUT" || method === "POST";
 
 /** Each stable code and its HTTP status; docs/protocol.md carries the same table. */
 export const BLOB_ERRORS = {
 	bad_path: 400,
 	bad_offset: 400,
+	bad_digest: 400,
+	digest_mismatch: 400,
 	empty_body: 400,
 	is_directory: 400,
 	not_regular_file: 400,
 	client_disconnected: 400,
 	forbidden: 403,
+	own_file: 403,
 	not_found: 404,
+	file_exists: 409,
 	offset_mismatch: 409,
 	upload_in_progress: 409,
 	file_changed: 409,
@@ -25,6 +33,7 @@ export const BLOB_ERRORS = {
 	write_failed: 500,
 	read_failed: 500,
 	too_many_uploads: 503,
+	too_many_downloads: 503,
 } as const;
 
 export type BlobCode = keyof typeof BLOB_ERRORS;
@@ -55,7 +64,7 @@ export function parseBlobQuery(params: URLSearchParams, method: string): Parsed<
 	if (path.includes("\u0000")) return fail("bad_path", "path contains a NUL byte");
 	const offsets = params.getAll("offset");
 	if (offsets.length === 0) return { ok: true, value: { path, offset: null } };
-	if (method !== "POST") return fail("bad_offset", "offset applies to uploads only; use a Range header to read part");
+	if (!isUpload(method)) return fail("bad_offset", "offset applies to uploads only; use a Range header to read part");
 	const raw = offsets[0] as string;
 	if (offsets.length > 1 || !DIGITS.test(raw) || !Number.isSafeInteger(Number(raw))) {
 		return fail("bad_offset", `offset must be one non-negative decimal integer, got '${offsets.join("', '")}'`);
@@ -69,8 +78,8 @@ export type BlobMode = "write" | "read" | "off";
 /** Why `method` is refused under `mode`, or null when it is served. */
 export function blobRefusal(mode: BlobMode, method: string): string | null {
 	if (mode === "off") return `/blob is off on this host (config "blob": "off")`;
-	if (mode === "read" && method === "POST")
-		return `/blob is read-only on this host (config "blob": "read"): uploads are refused`;
+	if (mode === "read" && isUpload(method))
+		return `/blob is read-only on this host (config "blob": "read"): uploads (PUT, POST) are refused`;
 	return null;
 }
 
@@ -114,6 +123,11 @@ export function parseRange(header: string | null, size: number): Parsed<ByteRang
 export const json = (body: unknown, status: number, headers: Record<string, string> = {}): Response =>
 	new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
-export function blobError(code: BlobCode, message: string, headers: Record<string, string> = {}): Response {
-	return json({ error: message, code }, BLOB_ERRORS[code], headers);
+export function blobError(
+	code: BlobCode,
+	message: string,
+	headers: Record<string, string> = {},
+	extra: Record<string, unknown> = {},
+): Response {
+	return json({ error: message, code, ...extra }, BLOB_ERRORS[code], headers);
 }

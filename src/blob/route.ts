@@ -1,26 +1,34 @@
 /**
- * Raw bytes over HTTP (contract §7). `POST /blob` streams a request body to disk, `GET`/`HEAD` stream a
- * file back. Invariants: an upload never truncates and lands at the file's current end; one upload per
- * file (device and inode) at a time, the lock released on every exit; regular files only; the body goes to the file as it arrives,
- * never gathered in memory, so memory does not grow with the size; every request leaves one audit record with
- * `{path, offset, bytes}`, never contents. A leaf: it knows `node:fs` and HTTP, not the host.
+ * Raw bytes over HTTP (contract §7). `PUT /blob` replaces a file atomically (blob/put.ts), `POST` appends
+ * or resumes (blob/post.ts), `GET`/`HEAD` stream a file back (blob/download.ts). Guards in order: the
+ * `blob` switch, the query, the digest fields, the bridge's own files, the upload cap. Invariants: one
+ * upload per file (device and inode) at a time, the lock released on every exit; regular files only; the
+ * body goes to disk as it arrives, never gathered in memory; every request leaves one audit record with
+ * `{path, offset, bytes}` (uploads also `method`), never contents. A leaf: `node:fs` and HTTP, not the host.
  */
 import type { AuditRecord } from "../audit/log.ts";
 import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute } from "../core/types.ts";
+import { holding } from "./conn.ts";
 import type { Ctx, Note, Refuse } from "./context.ts";
-import { download } from "./download.ts";
+import { parseDigest } from "./digest.ts";
+import { download, Sending } from "./download.ts";
 import { FileLocks } from "./locks.ts";
+import { ownFileOf } from "./own.ts";
 import {
 	BLOB_METHODS,
 	type BlobMode,
 	blobError,
 	blobRefusal,
+	isUpload,
 	MAX_UPLOADS_IN_FLIGHT,
 	parseBlobQuery,
 	resolveBlobPath,
 } from "./parse.ts";
-import { EMPTY_BODY, upload } from "./upload.ts";
+import { post } from "./post.ts";
+import { put } from "./put.ts";
+import { replaceTarget } from "./staging.ts";
+import { EMPTY_BODY } from "./upload.ts";
 
 export interface BlobDeps {
 	home(): string;
@@ -30,21 +38,25 @@ export interface BlobDeps {
 	log(line: string): void;
 	/** The config's `blob` switch (default "write"). */
 	mode?: () => BlobMode;
+	/** The bridge's own files (config, audit generations, runtime file): never upload targets. */
+	ownFiles?: () => readonly string[];
 }
 
-/** The `/blob` route: upload (POST), download (GET) and size (HEAD), per contract §7. */
+/** The `/blob` route: replace (PUT), append (POST), download (GET) and size (HEAD), per contract §7. */
 export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 	let uploading = 0;
 	const locks = new FileLocks();
+	const sending = new Sending();
 
 	return {
 		methods: BLOB_METHODS,
 		handle: async (req, { sid, token, client }) => {
-			const tool = req.method === "POST" ? "blob:write" : "blob:read";
+			const writes = isUpload(req.method);
+			const tool = writes ? "blob:write" : "blob:read";
 			const who = { sid, token, ...(client ? { client } : {}) };
 			const note: Note = (path, offset, bytes, error) => {
 				const isError = error !== undefined;
-				const args = { path, offset, bytes };
+				const args = writes ? { path, offset, bytes, method: req.method } : { path, offset, bytes };
 				deps.audit({
 					id: crypto.randomUUID(),
 					...who,
@@ -55,9 +67,9 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 					...(isError ? { error } : {}),
 				});
 			};
-			const refuse: Refuse = (path, offset, code, message, h) => {
+			const refuse: Refuse = (path, offset, code, message, h, extra) => {
 				note(path, offset, 0, message);
-				return blobError(code, message, h);
+				return blobError(code, message, h, extra);
 			};
 			const ctx: Ctx = { note, refuse, log: deps.log };
 			const params = requestTarget(req.url).searchParams;
@@ -67,8 +79,17 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 			if (!query.ok) return refuse(params.get("path"), null, query.code, query.message);
 			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });
 			const offset = query.value.offset;
-			if (req.method !== "POST") return download(req, path, ctx);
-			if (req.body === null || req.headers.get("content-length") === "0") {
+			if (!writes) return download(req, path, ctx, sending);
+			const whole = parseDigest("Repr-Digest", req.headers.get("repr-digest"));
+			if (!whole.ok) return refuse(path, offset, whole.code, whole.message);
+			const part = parseDigest("Content-Digest", req.headers.get("content-digest"));
+			if (!part.ok) return refuse(path, offset, part.code, part.message);
+			const own = ownFileOf(replaceTarget(path).target, deps.ownFiles?.() ?? []);
+			if (own !== null) {
+				return refuse(path, offset, "own_file", `${path} is the bridge's own file (${own}): /blob does not write it`);
+			}
+			// An empty PUT is a legitimate zero-byte replacement; an empty POST would change nothing.
+			if (req.method === "POST" && (req.body === null || req.headers.get("content-length") === "0")) {
 				return refuse(path, offset, "empty_body", EMPTY_BODY);
 			}
 			if (uploading >= MAX_UPLOADS_IN_FLIGHT) {
@@ -81,7 +102,9 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 			}
 			uploading++;
 			try {
-				return await upload(req, path, offset, ctx, locks);
+				const expected = { whole: whole.value, part: part.value };
+				const write = req.method === "PUT" ? put : post;
+				return await holding(req, () => write(req, path, offset, expected, ctx, locks));
 			} finally {
 				uploading--;
 			}

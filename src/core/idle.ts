@@ -10,6 +10,8 @@ export const IDLE_TIMEOUT_S = 30;
 
 interface Timer {
 	timeout(req: Request, seconds: number): void;
+	/** Bun answers null once it is done with the request (response sent or connection gone). */
+	requestIP(req: Request): unknown;
 }
 
 /** Whole seconds for Bun, 1 to IDLE_TIMEOUT_S: the testing knob can shorten the bound, never lift it. */
@@ -51,5 +53,16 @@ export function closeSoon(req: Request): void {
 		timers.get(req)?.server.timeout(req, 1);
 	} catch {
 		// Already closed.
+	}
+}
+
+/** Whether Bun is done with this request (its response sent, or the client gone); null when not tracked. */
+export function requestDone(req: Request): boolean | null {
+	const timer = timers.get(req);
+	if (timer === undefined) return null;
+	try {
+		return timer.server.requestIP(req) === null;
+	} catch {
+		return true;
 	}
 }

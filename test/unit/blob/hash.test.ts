@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { followHash, hashRange, MAX_FOLLOWERS } from "../../../src/blob/hash.ts";
+import { digestsOf, followHash, hashRanges, MAX_FOLLOWERS } from "../../../src/blob/hash.ts";
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 const chunk = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
@@ -18,7 +18,7 @@ function open(): { fd: number; path: string } {
 }
 
 describe("followHash", () => {
-	test("hashes only [start, end) of a file that grows while it reads, across the worker's polls", async () => {
+	test("hashes [0, end) and [split, end) of a file that grows while it reads, across the worker's polls", async () => {
 		const { fd, path } = open();
 		writeSync(fd, chunk(1000, 1));
 		const follower = followHash(fd, 1000);
@@ -28,7 +28,7 @@ describe("followHash", () => {
 			await Bun.sleep(i % 3 === 0 ? 12 : 0);
 		}
 		const all = readFileSync(path);
-		expect(await follower?.finish(all.byteLength)).toBe(sha(all.subarray(1000)));
+		expect(await follower?.finish(all.byteLength)).toEqual({ whole: sha(all), part: sha(all.subarray(1000)) });
 		closeSync(fd);
 	});
 
@@ -49,14 +49,17 @@ describe("followHash", () => {
 		closeSync(fd);
 	});
 
-	test("the same digest as hashRange (the small-body path) for the same range", async () => {
+	test("the same digests as hashRanges (the small-body path) for the same split, with a split inside a buffer", async () => {
 		const { fd, path } = open();
 		writeSync(fd, chunk(3 * 1024 * 1024 + 5, 4));
-		const size = readFileSync(path).byteLength;
-		const follower = followHash(fd, 17);
-		const viaWorker = await follower?.finish(size);
-		expect(viaWorker).toBe(await hashRange(fd, 17, size - 17));
-		expect(viaWorker).toBe(sha(readFileSync(path).subarray(17)));
+		const all = readFileSync(path);
+		for (const split of [0, 17, 1024 * 1024 + 3]) {
+			const follower = followHash(fd, split);
+			const viaWorker = await follower?.finish(all.byteLength);
+			expect(viaWorker).toEqual(await hashRanges(fd, split, all.byteLength));
+			expect(viaWorker).toEqual({ whole: sha(all), part: sha(all.subarray(split)) });
+		}
+		expect(await digestsOf(fd, 5, all.byteLength)).toEqual({ whole: sha(all), part: sha(all.subarray(5)) });
 		closeSync(fd);
 	});
 

@@ -52,16 +52,23 @@ describe("createBlobRoute (handle without a socket)", () => {
 	};
 	const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
 
-	test("methods are POST, GET, HEAD", () => {
+	test("methods are PUT, POST, GET, HEAD", () => {
 		expect([...route.methods]).toEqual([...BLOB_METHODS]);
-		expect([...BLOB_METHODS]).toEqual(["POST", "GET", "HEAD"]);
+		expect([...BLOB_METHODS]).toEqual(["PUT", "POST", "GET", "HEAD"]);
 	});
 
 	test("relative upload -> lands under cwd with parents created; reply and audit agree", async () => {
 		const res = await call("POST", "path=a/b/c.txt", "hello");
 		expect(res.status).toBe(200);
 		const file = join(dir, "cwd", "a", "b", "c.txt");
-		expect(await res.json()).toEqual({ path: file, offset: 0, written: 5, size: 5, sha256: sha("hello") });
+		expect(await res.json()).toEqual({
+			path: file,
+			offset: 0,
+			written: 5,
+			size: 5,
+			sha256: sha("hello"),
+			request_sha256: sha("hello"),
+		});
 		expect(readFileSync(file, "utf8")).toBe("hello");
 		expect(audits).toEqual([
 			{
@@ -71,16 +78,38 @@ describe("createBlobRoute (handle without a socket)", () => {
 				phase: "done",
 				tool: "blob:write",
 				isError: false,
-				args: { path: file, offset: 0, bytes: 5 },
+				args: { path: file, offset: 0, bytes: 5, method: "POST" },
 			},
 		]);
 	});
 
-	test("no offset appends; sha256 covers this request's bytes only", async () => {
+	test("no offset on a non-empty file -> 409 file_exists {size} naming PUT and offset; file unchanged", async () => {
 		await call("POST", "path=~/f", "abc");
 		const res = await call("POST", "path=~/f", "defg");
 		const file = join(dir, "home", "f");
-		expect(await res.json()).toEqual({ path: file, offset: 3, written: 4, size: 7, sha256: sha("defg") });
+		expect(res.status).toBe(409);
+		const body = (await res.json()) as { code: string; size: number; error: string };
+		expect(body).toMatchObject({ code: "file_exists", size: 3 });
+		expect(body.error).toContain("PUT");
+		expect(body.error).toContain("offset=3");
+		expect(readFileSync(file, "utf8")).toBe("abc");
+		// An empty file is written without an offset, as a missing one is.
+		writeFileSync(join(dir, "home", "e"), "");
+		expect((await call("POST", "path=~/e", "x")).status).toBe(200);
+	});
+
+	test("offset appends: sha256 is the whole file, request_sha256 this request's bytes", async () => {
+		await call("POST", "path=~/f", "abc");
+		const res = await call("POST", "path=~/f&offset=3", "defg");
+		const file = join(dir, "home", "f");
+		expect(await res.json()).toEqual({
+			path: file,
+			offset: 3,
+			written: 4,
+			size: 7,
+			sha256: sha("abcdefg"),
+			request_sha256: sha("defg"),
+		});
 		expect(readFileSync(file, "utf8")).toBe("abcdefg");
 	});
 
@@ -114,7 +143,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 			Array(3).fill({
 				tool: "blob:write",
 				isError: true,
-				args: { path: join(dir, "cwd", "empty", "x"), offset: null, bytes: 0 },
+				args: { path: join(dir, "cwd", "empty", "x"), offset: null, bytes: 0, method: "POST" },
 			}),
 		);
 	});
@@ -124,12 +153,12 @@ describe("createBlobRoute (handle without a socket)", () => {
 		push.enqueue(new TextEncoder().encode("first"));
 		const first = call("POST", "path=locked", body);
 		await Bun.sleep(10);
-		const second = await call("POST", "path=locked", "second");
+		const second = await call("PUT", "path=locked", "second");
 		expect(second.status).toBe(409);
 		expect(await second.json()).toMatchObject({ code: "upload_in_progress" });
 		push.close();
 		expect((await first).status).toBe(200);
-		expect((await call("POST", "path=locked", "+")).status).toBe(200);
+		expect((await call("POST", "path=locked&offset=5", "+")).status).toBe(200);
 		expect(readFileSync(join(dir, "cwd", "locked"), "utf8")).toBe("first+");
 	});
 
@@ -175,9 +204,11 @@ describe("createBlobRoute (handle without a socket)", () => {
 
 	test("upload to a procfs or sysfs file -> 400 not_regular_file", async () => {
 		for (const path of ["/proc/self/comm", "/sys/kernel/mm/transparent_hugepage/enabled"]) {
-			const res = await call("POST", `path=${encodeURIComponent(path)}`, "x");
-			expect([path, res.status]).toEqual([path, 400]);
-			expect(await res.json()).toMatchObject({ code: "not_regular_file" });
+			for (const method of ["POST", "PUT"]) {
+				const res = await call(method, `path=${encodeURIComponent(path)}`, "x");
+				expect([path, method, res.status]).toEqual([path, method, 400]);
+				expect(await res.json()).toMatchObject({ code: "not_regular_file" });
+			}
 		}
 	});
 

@@ -8,6 +8,9 @@ import { createBlobRoute } from "../../../src/blob/route.ts";
 
 describe("blobRefusal", () => {
 	const table: Array<[BlobMode, string, boolean]> = [
+		["write", "PUT", false],
+		["read", "PUT", true],
+		["off", "PUT", true],
 		["write", "POST", false],
 		["write", "GET", false],
 		["write", "HEAD", false],
@@ -50,7 +53,7 @@ describe("createBlobRoute with the switch", () => {
 		const res = await call("read", "POST", "x");
 		expect(res.status).toBe(403);
 		expect(await res.json()).toEqual({
-			error: '/blob is read-only on this host (config "blob": "read"): uploads are refused',
+			error: '/blob is read-only on this host (config "blob": "read"): uploads (PUT, POST) are refused',
 			code: "forbidden",
 		});
 		expect(existsSync(join(dir, "g.txt"))).toBe(false);

@@ -1,0 +1,119 @@
+/**
+ * `POST /blob`: append or resume (contract §7). With `offset` it must equal the size; without one only a
+ * missing or empty file is written (a non-empty one → 409 `file_exists`: PUT replaces, `offset` appends).
+ * Never truncates, except to undo a body whose digest does not match. One upload per file (blob/locks.ts).
+ */
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, rmdirSync, type Stats, unlinkSync } from "node:fs";
+import { dirname } from "node:path";
+import { type Ctx, osReason, statOrNull } from "./context.ts";
+import type { FileLocks } from "./locks.ts";
+import { blobError } from "./parse.ts";
+import { openTarget } from "./target.ts";
+import {
+	digestMismatch,
+	digestsAfter,
+	EMPTY_BODY,
+	type Expected,
+	mismatchReply,
+	pipeBody,
+	uploadReply,
+} from "./upload.ts";
+
+/** Checks `offset` against the size before and after opening, then appends the body as it arrives. */
+export async function post(
+	req: Request,
+	path: string,
+	offset: number | null,
+	expected: Expected,
+	ctx: Ctx,
+	locks: FileLocks,
+): Promise<Response> {
+	const { refuse } = ctx;
+	const mismatch = (size: number) =>
+		refuse(path, offset, "offset_mismatch", `offset ${offset} does not match the current size ${size} of ${path}`);
+	const exists = (size: number) =>
+		refuse(
+			path,
+			offset,
+			"file_exists",
+			`${path} exists (${size} bytes); POST without offset never appends: PUT /blob?path=… replaces it, POST with offset=${size} appends or resumes`,
+			{},
+			{ size },
+		);
+	const cannot = (err: unknown) =>
+		refuse(path, offset, "write_failed", `cannot write ${path}: ${osReason(err)}; 0 bytes landed`);
+	let st: Stats | null;
+	try {
+		st = statOrNull(path);
+	} catch (err) {
+		return cannot(err);
+	}
+	if (st?.isDirectory()) return refuse(path, offset, "is_directory", `${path} is a directory`);
+	if (offset !== null && offset !== (st?.size ?? 0)) return mismatch(st?.size ?? 0);
+	let madeDir: string | undefined;
+	try {
+		madeDir = mkdirSync(dirname(path), { recursive: true });
+	} catch (err) {
+		return cannot(err);
+	}
+	const opened = openTarget(path, "append");
+	if (!opened.ok) {
+		const message = opened.code === "write_failed" ? `${opened.message}; 0 bytes landed` : opened.message;
+		return refuse(path, offset, opened.code, message);
+	}
+	const { fd } = opened;
+	const unlock = locks.take(opened.st);
+	if (unlock === null) {
+		closeSync(fd);
+		return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
+	}
+	const undo = (at: number) => {
+		if (st === null) undoCreate(path, madeDir);
+		else ftruncateSync(fd, at);
+	};
+	try {
+		const at = fstatSync(fd).size;
+		if (offset === null && at > 0) return exists(at);
+		if (offset !== null && offset !== at) return mismatch(at);
+		const w = await pipeBody(req, fd, at);
+		const { stop, landed, wrote } = w;
+		if (stop === null && landed === 0 && wrote === 0) {
+			// A chunked body that carried nothing: undo what this request created.
+			if (st === null) undoCreate(path, madeDir);
+			return refuse(path, offset, "empty_body", EMPTY_BODY);
+		}
+		if (stop === null && wrote !== landed) {
+			const message = `${path} changed by ${landed - wrote} bytes more than this upload wrote (${wrote} bytes at offset ${at}): another writer touched it meanwhile; no sha256 given`;
+			ctx.note(path, at, landed, message);
+			return blobError("file_changed", message);
+		}
+		if (stop === null) {
+			const got = await digestsAfter(fd, at, w);
+			const wrong = digestMismatch(expected, got);
+			if (wrong !== null) {
+				undo(at);
+				ctx.note(path, at, 0, `${wrong}; the file is back to its ${at} bytes`);
+				return mismatchReply(`${wrong}; nothing was kept: the file is back to its ${at} bytes`, got);
+			}
+			ctx.note(path, at, landed);
+			return uploadReply(path, at, landed, fstatSync(fd).size, got);
+		}
+		const failed = stop.code === "write_failed";
+		const message = `${failed ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
+		if (failed) ctx.log(`a2a-bridge: blob ${message}`);
+		ctx.note(path, at, landed, failed ? message : stop.why);
+		return blobError(stop.code, message);
+	} finally {
+		closeSync(fd);
+		unlock();
+	}
+}
+
+function undoCreate(path: string, madeDir: string | undefined): void {
+	try {
+		unlinkSync(path);
+		for (let dir = dirname(path); madeDir && dir.length >= madeDir.length; dir = dirname(dir)) rmdirSync(dir);
+	} catch {
+		// Best effort: something else may have put files there meanwhile.
+	}
+}
