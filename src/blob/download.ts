@@ -1,12 +1,13 @@
 /**
  * `GET`/`HEAD /blob`: a regular file streamed back whole or by one byte range, from the descriptor whose
  * type and size were checked (blob/target.ts): the path is never opened twice, so a name switched
- * meanwhile cannot mix two files. Bun sends the descriptor natively with the `Content-Length` seen; a
- * file that shrinks under it ends the connection short rather than pad. Kernel pseudo-files report a
+ * meanwhile cannot mix two files. Bun sends it natively through `/proc/self/fd/N` (the open file itself,
+ * not its name; Bun mis-sizes a slice of a bare descriptor), held open until Bun is done, with the
+ * `Content-Length` checked; a file that shrinks under it ends the connection short rather than pad. Kernel pseudo-files report a
  * made-up size, so they are streamed to EOF with no `Content-Length` and no ranges. `Want-Repr-Digest:
  * sha-256=…` adds `Repr-Digest` of the whole file, hashed before the headers go out (blob/hash.ts).
  */
-import { closeSync, readSync } from "node:fs";
+import { closeSync, existsSync, readSync } from "node:fs";
 import { holding, sent } from "./conn.ts";
 import type { Ctx } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
@@ -17,6 +18,7 @@ import { openTarget } from "./target.ts";
 
 const READ_BYTES = 256 * 1024;
 const SWEEP_MS = 100;
+const FD_DIR = "/proc/self/fd";
 
 /** Descriptors Bun is still sending from: each is closed once Bun is done with its request. Bounded. */
 export class Sending {
@@ -29,7 +31,7 @@ export class Sending {
 
 	/** Takes `fd` to close after the response; false when Bun cannot tell this request's end (close it yourself). */
 	track(req: Request, fd: number): boolean {
-		if (sent(req) !== false) return false;
+		if (sent(req) !== false || !existsSync(FD_DIR)) return false;
 		this.#open.set(fd, req);
 		this.#timer ??= setInterval(() => this.#sweep(), SWEEP_MS);
 		this.#timer.unref?.();
@@ -110,7 +112,9 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 		return new Response(null, { status, headers });
 	}
 	// Slicing pins the length to the size checked above even if the file grows while it streams.
-	if (sending.track(req, fd)) return new Response(Bun.file(fd).slice(start, end + 1, OCTETS), { status, headers });
+	if (sending.track(req, fd)) {
+		return new Response(Bun.file(`${FD_DIR}/${fd}`).slice(start, end + 1, OCTETS), { status, headers });
+	}
 	return new Response(
 		streamFd(fd, start, end + 1, () => {}),
 		{ status, headers },

@@ -23,6 +23,7 @@ interface BlobArgs {
 	path: string | null;
 	offset: number | null;
 	bytes: number;
+	method?: string;
 }
 
 const MIB = 1024 * 1024;
@@ -108,6 +109,7 @@ describe("/blob on a real host", () => {
 			written: data.byteLength,
 			size: data.byteLength,
 			sha256: sha(data),
+			request_sha256: sha(data),
 		});
 		expect(sha(readFileSync(file))).toBe(sha(data));
 
@@ -119,7 +121,7 @@ describe("/blob on a real host", () => {
 
 		const [w, r] = recordsFor(file);
 		expect(w).toMatchObject({ phase: "done", tool: "blob:write", isError: false, sid: null });
-		expect(w?.a).toEqual({ path: file, offset: 0, bytes: data.byteLength });
+		expect(w?.a).toEqual({ path: file, offset: 0, bytes: data.byteLength, method: "POST" });
 		expect(r).toMatchObject({ tool: "blob:read", isError: false });
 		expect(r?.a).toEqual({ path: file, offset: 0, bytes: data.byteLength });
 		// Contents never reach the log, not even as a hash of the file.
@@ -137,11 +139,31 @@ describe("/blob on a real host", () => {
 		expect(await dotdot.json()).toMatchObject({ path: join(host.home, "up.txt") });
 	}, 30_000);
 
-	test("appends without offset, never truncates; sha256 covers this request only", async () => {
+	test("POST without offset never appends: 409 file_exists {size} naming PUT and offset, file byte-identical", async () => {
 		const file = join(host.home, "append.txt");
 		await post(q(file), "one,");
 		const res = await post(q(file), "two");
-		expect(await res.json()).toEqual({ path: file, offset: 4, written: 3, size: 7, sha256: sha("two") });
+		expect(res.status).toBe(409);
+		const body = (await res.json()) as { code: string; size: number; error: string };
+		expect(body).toMatchObject({ code: "file_exists", size: 4 });
+		expect(body.error).toContain("PUT /blob");
+		expect(body.error).toContain("offset=4");
+		expect(readFileSync(file, "utf8")).toBe("one,");
+		expect(recordsFor(file).at(-1)).toMatchObject({ isError: true, a: { bytes: 0, method: "POST" } });
+	}, 30_000);
+
+	test("POST with offset appends: sha256 is the whole file now, request_sha256 this request's bytes", async () => {
+		const file = join(host.home, "append2.txt");
+		await post(q(file), "one,");
+		const res = await post(q(file, 4), "two");
+		expect(await res.json()).toEqual({
+			path: file,
+			offset: 4,
+			written: 3,
+			size: 7,
+			sha256: sha("one,two"),
+			request_sha256: sha("two"),
+		});
 		expect(readFileSync(file, "utf8")).toBe("one,two");
 	}, 30_000);
 
@@ -159,7 +181,7 @@ describe("/blob on a real host", () => {
 		const rec = await waitFor(() => recordsFor(file).at(-1), "the disconnect audit record");
 		expect(rec).toMatchObject({ tool: "blob:write", isError: true, error: "client disconnected" });
 		const landed = statSync(file).size;
-		expect(rec.a).toEqual({ path: file, offset: 0, bytes: landed });
+		expect(rec.a).toEqual({ path: file, offset: 0, bytes: landed, method: "POST" });
 		expect(landed).toBeGreaterThan(0);
 		expect(landed).toBeLessThanOrEqual(sent);
 		expect(sha(readFileSync(file))).toBe(sha(data.subarray(0, landed)));
@@ -171,7 +193,12 @@ describe("/blob on a real host", () => {
 		const r1 = await post(q(file, landed), data.subarray(landed, mid));
 		expect(await r1.json()).toMatchObject({ offset: landed, written: mid - landed, size: mid });
 		const r2 = await post(q(file, mid), data.subarray(mid));
-		expect(await r2.json()).toMatchObject({ offset: mid, size: data.byteLength, sha256: sha(data.subarray(mid)) });
+		expect(await r2.json()).toMatchObject({
+			offset: mid,
+			size: data.byteLength,
+			sha256: sha(data),
+			request_sha256: sha(data.subarray(mid)),
+		});
 		expect(sha(readFileSync(file))).toBe(sha(data));
 	}, 60_000);
 
@@ -280,9 +307,10 @@ describe("/blob on a real host", () => {
 			offset: MIB,
 			written: a.byteLength,
 			size: MIB + a.byteLength,
-			sha256: sha(a),
+			sha256: sha(Buffer.concat([prefix, a])),
+			request_sha256: sha(a),
 		});
-		expect(await rb.json()).toMatchObject({ offset: 0, written: b.byteLength, sha256: sha(b) });
+		expect(await rb.json()).toMatchObject({ offset: 0, written: b.byteLength, sha256: sha(b), request_sha256: sha(b) });
 		expect(sha(readFileSync(big))).toBe(sha(Buffer.concat([prefix, a])));
 		expect(sha(readFileSync(join(host.home, "par", "big.bin")))).toBe(sha(b));
 		expect(host.stderr).not.toContain("internal error");
@@ -296,7 +324,7 @@ describe("/blob on a real host", () => {
 		expect(body.error).toContain("/dev/full");
 		const rec = recordsFor("/dev/full").at(-1);
 		expect(rec).toMatchObject({ tool: "blob:write", isError: true });
-		expect(rec?.a).toEqual({ path: "/dev/full", offset: null, bytes: 0 });
+		expect(rec?.a).toEqual({ path: "/dev/full", offset: null, bytes: 0, method: "POST" });
 	}, 30_000);
 
 	test("error table: each case -> its status and stable code", async () => {
@@ -337,10 +365,10 @@ describe("/blob on a real host", () => {
 
 	test("other methods -> 405 with Allow; no token or a wrong one -> 401, not audited", async () => {
 		const before = records().length;
-		for (const method of ["PUT", "DELETE", "PATCH"]) {
+		for (const method of ["DELETE", "PATCH"]) {
 			const res = await fetch(url(q("~/x")), { method, headers: auth() });
 			expect(res.status).toBe(405);
-			expect(res.headers.get("allow")).toBe("POST, GET, HEAD");
+			expect(res.headers.get("allow")).toBe("PUT, POST, GET, HEAD");
 			expect(await res.json()).toEqual({ error: "method not allowed", code: "method_not_allowed" });
 		}
 		const none = await fetch(url(q("~/x")), { method: "POST", body: "x" });
@@ -358,8 +386,8 @@ describe("/blob on a real host", () => {
 		const sid = await openSession(host);
 		const file = join(host.home, "sid.txt");
 		expect((await post(q(file), "a", { "mcp-session-id": sid })).status).toBe(200);
-		expect((await post(q(file), "b", { "mcp-session-id": "made-up-session" })).status).toBe(200);
-		expect((await post(q(file), "c")).status).toBe(200);
+		expect((await post(q(file, 1), "b", { "mcp-session-id": "made-up-session" })).status).toBe(200);
+		expect((await post(q(file, 2), "c")).status).toBe(200);
 		expect(recordsFor(file).map(r => r.sid)).toEqual([sid, null, null]);
 	}, 30_000);
 });

@@ -42,11 +42,16 @@ describe("/blob hardening", () => {
 			.map(r => ({ ...r, a: JSON.parse(r.args) as { path: string; offset: number; bytes: number } }));
 
 	/** A raw upload whose body the test feeds by hand. */
-	function rawUpload(path: string, contentLength: number): Promise<{ sock: Socket; reply: Promise<string> }> {
+	function rawUpload(
+		path: string,
+		contentLength: number,
+		offset?: number,
+	): Promise<{ sock: Socket; reply: Promise<string> }> {
+		const at = offset === undefined ? "" : `&offset=${offset}`;
 		return new Promise((resolve, reject) => {
 			const sock = connect(host.port, "127.0.0.1", () => {
 				sock.write(
-					`POST /blob?path=${encodeURIComponent(path)} HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\n` +
+					`POST /blob?path=${encodeURIComponent(path)}${at} HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\n` +
 						`Authorization: Bearer ${host.token}\r\nContent-Length: ${contentLength}\r\n\r\n`,
 				);
 				let text = "";
@@ -130,7 +135,14 @@ describe("/blob hardening", () => {
 		await written(sock, first.slice(50_000));
 		const body = bodyOf(await reply);
 		sock.destroy();
-		expect(body).toEqual({ path: real, offset: 0, written: first.length, size: first.length, sha256: sha(first) });
+		expect(body).toEqual({
+			path: real,
+			offset: 0,
+			written: first.length,
+			size: first.length,
+			sha256: sha(first),
+			request_sha256: sha(first),
+		});
 		expect(readFileSync(real, "utf8")).toBe(first);
 	}, 30_000);
 
@@ -138,7 +150,7 @@ describe("/blob hardening", () => {
 		const file = join(host.home, "shared.log");
 		writeFileSync(file, "start\n");
 		const mine = "m".repeat(20_000);
-		const { sock, reply } = await rawUpload(file, mine.length);
+		const { sock, reply } = await rawUpload(file, mine.length, 6);
 		await written(sock, mine.slice(0, 10_000));
 		await waitFor(() => (statSync(file).size > 6 ? true : undefined), "the upload's first bytes");
 		appendFileSync(file, "FOREIGN");
