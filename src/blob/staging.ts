@@ -24,7 +24,7 @@ import type { Parsed } from "./parse.ts";
 const PREFIX = ".a2a-staging-";
 const NAME = /^\.a2a-staging-[0-9a-f]{32}$/;
 /** Staging files older than this are removed by the next PUT into their directory. */
-export const STAGING_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+const STAGING_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 /** At most this many staging files stay in one directory (the oldest go first). */
 export const STAGING_MAX_PER_DIR = 8;
 const MAX_LINK_HOPS = 40;

@@ -72,7 +72,12 @@ describe("/blob PUT, digests and own files (real host)", () => {
 			.filter(r => r.a.path === path);
 
 	/** A raw upload whose body the test feeds (and may abandon) by hand. */
-	function raw(method: string, path: string, length: number, extra = ""): Promise<{ sock: Socket; reply: Promise<string> }> {
+	function raw(
+		method: string,
+		path: string,
+		length: number,
+		extra = "",
+	): Promise<{ sock: Socket; reply: Promise<string> }> {
 		return new Promise((resolve, reject) => {
 			const sock = connect(host.port, "127.0.0.1", () => {
 				sock.write(
@@ -112,7 +117,10 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		expect(sha(readFileSync(file))).toBe(sha(v2));
 		expect(statSync(file).mode & 0o777).toBe(0o640);
 		expect(staged(host.home)).toEqual([]);
-		expect(writes(file).at(-1)).toMatchObject({ isError: false, a: { method: "PUT", offset: 0, bytes: v2.byteLength } });
+		expect(writes(file).at(-1)).toMatchObject({
+			isError: false,
+			a: { method: "PUT", offset: 0, bytes: v2.byteLength },
+		});
 		// Again, as a user re-running the same line would: still exactly the new file.
 		expect((await send("PUT", file, v2)).status).toBe(200);
 		expect(sha(readFileSync(file))).toBe(sha(v2));
@@ -372,7 +380,15 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		symlinkSync(host.configPath, alias);
 		const hard = join(host.home, "config-hard.json");
 		linkSync(host.configPath, hard);
-		const targets = [host.configPath, alias, hard, host.auditPath, `${host.auditPath}.1`, `${host.auditPath}.3`, runtime];
+		const targets = [
+			host.configPath,
+			alias,
+			hard,
+			host.auditPath,
+			`${host.auditPath}.1`,
+			`${host.auditPath}.3`,
+			runtime,
+		];
 		for (const path of targets) {
 			for (const method of ["PUT", "POST"]) {
 				const res = await send(method, path, "junk\n");

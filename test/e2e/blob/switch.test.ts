@@ -3,18 +3,19 @@
  * `{code: "forbidden"}`, audited with the caller's token; a malformed value stops the bridge, not omp.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { withHost } from "../../helpers/host.ts";
 
 describe("/blob switch (real host)", () => {
-	test('"off" -> GET, HEAD and POST all 403 forbidden; nothing written; each refusal audited with the token', async () => {
+	test('"off" -> GET, HEAD, PUT and POST all 403 forbidden; nothing written; each refusal audited with the token', async () => {
 		await withHost({ config: { blob: "off" } }, async h => {
 			writeFileSync(join(h.cwd, "kept.txt"), "kept");
 			const url = new URL("/blob?path=kept.txt", h.url);
 			const auth = { authorization: `Bearer ${h.token}` };
-			for (const method of ["GET", "HEAD", "POST"]) {
-				const res = await fetch(url, { method, headers: auth, ...(method === "POST" ? { body: "new" } : {}) });
+			for (const method of ["GET", "HEAD", "PUT", "POST"]) {
+				const body = method === "PUT" || method === "POST" ? { body: "new" } : {};
+				const res = await fetch(url, { method, headers: auth, ...body });
 				expect(res.status).toBe(403);
 				if (method !== "HEAD") expect(((await res.json()) as { code: string }).code).toBe("forbidden");
 			}
@@ -27,7 +28,24 @@ describe("/blob switch (real host)", () => {
 				["blob:read", "owner", true],
 				["blob:read", "owner", true],
 				["blob:write", "owner", true],
+				["blob:write", "owner", true],
 			]);
+		});
+	}, 60_000);
+
+	test('"read" -> PUT and POST 403 forbidden (no staging file either), GET still served', async () => {
+		await withHost({ config: { blob: "read" } }, async h => {
+			writeFileSync(join(h.cwd, "kept.txt"), "kept");
+			const url = new URL("/blob?path=kept.txt", h.url);
+			const auth = { authorization: `Bearer ${h.token}` };
+			for (const method of ["PUT", "POST"]) {
+				const res = await fetch(url, { method, headers: auth, body: "new" });
+				expect(res.status).toBe(403);
+				expect(((await res.json()) as { code: string }).code).toBe("forbidden");
+			}
+			expect(readFileSync(join(h.cwd, "kept.txt"), "utf8")).toBe("kept");
+			expect(readdirSync(h.cwd).filter(n => n.startsWith(".a2a-staging-"))).toEqual([]);
+			expect(await (await fetch(url, { headers: auth })).text()).toBe("kept");
 		});
 	}, 60_000);
 
