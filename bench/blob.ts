@@ -2,7 +2,9 @@
  * `/blob` throughput and memory (issue 5, point 6). In one run: 1 GiB up and down through the bridge
  * inside a real host, the same through a bare Bun server with no logic (the ceiling of HTTP here),
  * and a plain local file copy for context. Prints MB/s (10^6 bytes/s), the bridge/bare ratios and the
- * host's VmHWM growth. Targets: ≥ 0.85 × bare both ways, ≤ 64 MiB growth. Env: BLOB_BENCH_MIB
+ * host's VmHWM growth. Also, in the same rounds: `PUT` (atomic replace) against `POST`, and `GET` with
+ * `Want-Repr-Digest` against a bare server that hashes the file while it sends it. Targets: ≥ 0.85 × bare
+ * both ways, PUT ≥ 0.9 × POST, GET with digest ≥ 0.85 × the hashing bare server, ≤ 64 MiB growth. Env: BLOB_BENCH_MIB
  * (size, default 1024), BLOB_BENCH_ROUNDS (default 3; medians are reported). Returns the figures
  * so that `bun run bench` can put them in its one combined table.
  */
@@ -28,6 +30,7 @@ const SIZE_MIB = Number(process.env.BLOB_BENCH_MIB ?? 1024);
 const ROUNDS = Number(process.env.BLOB_BENCH_ROUNDS ?? 3);
 const SIZE = SIZE_MIB * MIB;
 const TARGET_RATIO = 0.85;
+const TARGET_PUT_VS_POST = 0.9;
 const TARGET_GROWTH_MIB = 64;
 const SETTLE_MS = 3000;
 
@@ -69,22 +72,25 @@ function makeSource(path: string): void {
 	}
 }
 
-async function timeUpload(url: string, src: string, headers: Record<string, string>): Promise<number> {
+async function timeUpload(url: string, src: string, headers: Record<string, string>, method = "POST"): Promise<number> {
 	const t0 = performance.now();
-	const res = await fetch(url, { method: "POST", body: Bun.file(src), headers });
+	const res = await fetch(url, { method, body: Bun.file(src), headers });
 	const text = await res.text();
 	const ms = performance.now() - t0;
 	if (res.status !== 200) throw new Error(`upload to ${url} -> ${res.status} ${text}`);
 	return ms;
 }
 
-async function timeDownload(url: string, headers: Record<string, string>): Promise<number> {
+async function timeDownload(url: string, headers: Record<string, string>, reprDigest?: string): Promise<number> {
 	const t0 = performance.now();
 	const res = await fetch(url, { headers });
 	let n = 0;
 	for await (const chunk of res.body ?? []) n += chunk.byteLength;
 	const ms = performance.now() - t0;
 	if (res.status !== 200 || n !== SIZE) throw new Error(`download from ${url} -> ${res.status}, ${n} bytes`);
+	if (reprDigest !== undefined && res.headers.get("repr-digest") !== reprDigest) {
+		throw new Error(`download from ${url}: Repr-Digest ${res.headers.get("repr-digest")}, expected ${reprDigest}`);
+	}
 	return ms;
 }
 
@@ -98,6 +104,10 @@ export interface BlobResult {
 	sizeMiB: number;
 	rounds: number;
 	bridge: Times;
+	/** `PUT` up, `GET` with `Want-Repr-Digest` down. */
+	bridgePut: Times;
+	/** Down only: a bare server hashing the file while it streams it. */
+	bareHash: number;
 	bareSync: Times;
 	bareBunWrite: Times;
 	copy: number;
@@ -120,6 +130,7 @@ export async function runBlobBench(): Promise<BlobResult> {
 		console.log(`blob bench: ${SIZE_MIB} MiB, ${ROUNDS} interleaved rounds, medians`);
 		makeSource(src);
 		const srcSha = await sha256File(src);
+		const srcRepr = `sha-256=:${Buffer.from(srcSha, "hex").toString("base64")}:`;
 		const copyRuns: number[] = [];
 		for (let r = 0; r < ROUNDS; r++) {
 			const t0 = performance.now();
@@ -144,29 +155,42 @@ export async function runBlobBench(): Promise<BlobResult> {
 		let rssPeak = rssBefore;
 		let hwmAfterFirstUpload = 0;
 		const loadBefore = loadavg()[0] ?? 0;
-		const runs: Record<"bridge" | "bare-sync" | "bare-bunwrite", { up: number[]; down: number[] }> = {
+		const runs: Record<
+			"bridge" | "bridge-put" | "bare-sync" | "bare-bunwrite" | "bare-hash",
+			{ up: number[]; down: number[] }
+		> = {
 			bridge: { up: [], down: [] },
+			"bridge-put": { up: [], down: [] },
 			"bare-sync": { up: [], down: [] },
 			"bare-bunwrite": { up: [], down: [] },
+			"bare-hash": { up: [], down: [] },
 		};
 		for (let r = 0; r < ROUNDS; r++) {
 			// Interleaved so that load from elsewhere on the machine hits every contender alike.
 			for (const who of Object.keys(runs) as Array<keyof typeof runs>) {
+				if (who === "bare-hash") {
+					const hashing = `http://127.0.0.1:${bare.port}/hashsend?path=${encodeURIComponent(src)}`;
+					runs[who].down.push(await timeDownload(hashing, {}));
+					continue;
+				}
 				const dst = join(dir, `${who}-${r}.bin`);
 				const q = `path=${encodeURIComponent(dst)}`;
-				const base =
-					who === "bridge"
-						? `${host.url}blob?${q}`
-						: `http://127.0.0.1:${bare.port}/${who === "bare-sync" ? "sync" : "bunwrite"}?${q}`;
-				const headers = who === "bridge" ? auth : {};
+				const inBridge = who === "bridge" || who === "bridge-put";
+				const base = inBridge
+					? `${host.url}blob?${q}`
+					: `http://127.0.0.1:${bare.port}/${who === "bare-sync" ? "sync" : "bunwrite"}?${q}`;
+				const headers = inBridge ? auth : {};
 				// VmHWM is updated lazily by the kernel; sampling VmRSS as well catches peaks it may miss.
-				const sampler = who === "bridge" ? setInterval(() => (rssPeak = Math.max(rssPeak, rssKiB(pid))), 5) : null;
-				const up = await timeUpload(base, src, headers);
+				const sampler = inBridge ? setInterval(() => (rssPeak = Math.max(rssPeak, rssKiB(pid))), 5) : null;
+				const up = await timeUpload(base, src, headers, who === "bridge-put" ? "PUT" : "POST");
 				if (who === "bridge" && r === 0) hwmAfterFirstUpload = vmHwmKiB(pid);
 				if (statSync(dst).size !== SIZE || (r === 0 && (await sha256File(dst)) !== srcSha)) {
 					throw new Error(`${who}: uploaded file differs from the source`);
 				}
-				const down = await timeDownload(base, headers);
+				const down =
+					who === "bridge-put"
+						? await timeDownload(base, { ...headers, "want-repr-digest": "sha-256=1" }, srcRepr)
+						: await timeDownload(base, headers);
 				if (sampler) clearInterval(sampler);
 				runs[who].up.push(up);
 				runs[who].down.push(down);
@@ -194,8 +218,10 @@ export async function runBlobBench(): Promise<BlobResult> {
 		console.log(row(`path (MB/s, median of ${ROUNDS})`, "upload", "download"));
 		console.log(`|${"-".repeat(36)}|${"-".repeat(11)}|${"-".repeat(11)}|`);
 		console.log(row("bridge /blob (in the omp host)", fmt(best.bridge.up), fmt(best.bridge.down)));
+		console.log(row("bridge PUT; GET + Want-Repr-Digest", fmt(best["bridge-put"].up), fmt(best["bridge-put"].down)));
 		console.log(row("bare Bun server, writeSync per chunk", fmt(best["bare-sync"].up), fmt(best["bare-sync"].down)));
 		console.log(row("bare Bun server, Bun.write(req)", fmt(best["bare-bunwrite"].up), fmt(best["bare-bunwrite"].down)));
+		console.log(row("bare Bun server, hashing as it sends", "-", fmt(best["bare-hash"].down)));
 		console.log(row("local file copy (copyFileSync)", fmt(copyMs), "-"));
 		for (const [name, key] of [
 			["bridge / bare writeSync", "bare-sync"],
@@ -206,6 +232,9 @@ export async function runBlobBench(): Promise<BlobResult> {
 			);
 		}
 		console.log(row("bridge / best bare", upRatio.toFixed(2), downRatio.toFixed(2)));
+		const putRatio = ratio(best["bridge-put"].up, best.bridge.up);
+		const digestRatio = ratio(best["bridge-put"].down, best["bare-hash"].down);
+		console.log(row("PUT / POST; GET+digest / bare hashing", putRatio.toFixed(2), digestRatio.toFixed(2)));
 		console.log("");
 		console.log(
 			`host VmHWM: ${mib(hwmBoot)} after boot; ${isReset ? "reset to the current RSS" : "not resettable, kept"} after a 1 MiB warm-up: ${mib(hwmBefore)}; ${mib(hwmAfterFirstUpload)} after the first ${SIZE_MIB} MiB upload (+${mib(hwmAfterFirstUpload - hwmBefore)}); ${mib(hwmAfter)} after all ${ROUNDS} round(s) up and down (+${mib(hwmAfter - hwmBefore)})`,
@@ -218,12 +247,14 @@ export async function runBlobBench(): Promise<BlobResult> {
 		);
 		const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 		console.log(
-			`targets: upload ≥ ${TARGET_RATIO} × bare ${verdict(upRatio >= TARGET_RATIO)}, download ≥ ${TARGET_RATIO} × bare ${verdict(downRatio >= TARGET_RATIO)}, VmHWM growth ≤ ${TARGET_GROWTH_MIB} MiB ${verdict(growthMiB <= TARGET_GROWTH_MIB)}, sampled RSS growth ≤ ${TARGET_GROWTH_MIB} MiB ${verdict((rssPeak - rssBefore) / 1024 <= TARGET_GROWTH_MIB)}`,
+			`targets: PUT ≥ ${TARGET_PUT_VS_POST} × POST ${verdict(putRatio >= TARGET_PUT_VS_POST)}, GET with Want-Repr-Digest ≥ ${TARGET_RATIO} × the hashing bare server ${verdict(digestRatio >= TARGET_RATIO)}, upload ≥ ${TARGET_RATIO} × bare ${verdict(upRatio >= TARGET_RATIO)}, download ≥ ${TARGET_RATIO} × bare ${verdict(downRatio >= TARGET_RATIO)}, VmHWM growth ≤ ${TARGET_GROWTH_MIB} MiB ${verdict(growthMiB <= TARGET_GROWTH_MIB)}, sampled RSS growth ≤ ${TARGET_GROWTH_MIB} MiB ${verdict((rssPeak - rssBefore) / 1024 <= TARGET_GROWTH_MIB)}`,
 		);
 		return {
 			sizeMiB: SIZE_MIB,
 			rounds: ROUNDS,
 			bridge: { up: mbps(SIZE, best.bridge.up), down: mbps(SIZE, best.bridge.down) },
+			bridgePut: { up: mbps(SIZE, best["bridge-put"].up), down: mbps(SIZE, best["bridge-put"].down) },
+			bareHash: mbps(SIZE, best["bare-hash"].down),
 			bareSync: { up: mbps(SIZE, best["bare-sync"].up), down: mbps(SIZE, best["bare-sync"].down) },
 			bareBunWrite: { up: mbps(SIZE, best["bare-bunwrite"].up), down: mbps(SIZE, best["bare-bunwrite"].down) },
 			copy: mbps(SIZE, copyMs),

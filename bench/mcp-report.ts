@@ -48,6 +48,7 @@ const fmtLat = (p50: number, p99: number) => `${fmtMs(p50)} / ${fmtMs(p99)}`;
 const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
 const TARGET_BLOB_VS_BARE = 0.85;
 const TARGET_BLOB_GROWTH_MIB = 64;
+const TARGET_PUT_VS_POST = 0.9;
 
 /** The /blob rows: MB/s in the bare / bridge columns, the ratio to the faster bare server, host VmHWM growth. */
 function blobRows(b: BlobResult): string[][] {
@@ -67,9 +68,31 @@ function blobRows(b: BlobResult): string[][] {
 			verdict(ratio >= TARGET_BLOB_VS_BARE),
 		];
 	};
+	const putRatio = b.bridgePut.up / b.bridge.up;
+	const digestRatio = b.bridgePut.down / b.bareHash;
 	return [
 		dir("upload", "up"),
 		dir("download", "down"),
+		[
+			`/blob PUT 1 GiB vs POST (same run), MB/s`,
+			cell(b.bridge.up),
+			cell(b.bridgePut.up),
+			"–",
+			`${putRatio.toFixed(2)} ×`,
+			"",
+			`≥ ${TARGET_PUT_VS_POST} × POST`,
+			verdict(putRatio >= TARGET_PUT_VS_POST),
+		],
+		[
+			`/blob GET + Want-Repr-Digest vs a bare server hashing as it sends, MB/s`,
+			cell(b.bareHash),
+			cell(b.bridgePut.down),
+			"–",
+			`${digestRatio.toFixed(2)} ×`,
+			"",
+			`≥ ${TARGET_BLOB_VS_BARE} × bare`,
+			verdict(digestRatio >= TARGET_BLOB_VS_BARE),
+		],
 		[
 			`/blob bare servers up / down MB/s: writeSync, Bun.write`,
 			`${cell(b.bareSync.up)}, ${cell(b.bareBunWrite.up)} / ${cell(b.bareSync.down)}, ${cell(b.bareBunWrite.down)}`,
