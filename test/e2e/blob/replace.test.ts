@@ -380,6 +380,9 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		symlinkSync(host.configPath, alias);
 		const hard = join(host.home, "config-hard.json");
 		linkSync(host.configPath, hard);
+		// A link to a generation that does not exist yet: following it would create that generation.
+		const toLog2 = join(host.home, "log-2-alias");
+		symlinkSync(`${host.auditPath}.2`, toLog2);
 		const targets = [
 			host.configPath,
 			alias,
@@ -387,6 +390,7 @@ describe("/blob PUT, digests and own files (real host)", () => {
 			host.auditPath,
 			`${host.auditPath}.1`,
 			`${host.auditPath}.3`,
+			toLog2,
 			runtime,
 		];
 		for (const path of targets) {
@@ -399,6 +403,8 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		}
 		expect(readFileSync(host.configPath, "utf8")).toBe(config);
 		expect(existsSync(`${host.auditPath}.3`)).toBe(false);
+		expect(existsSync(`${host.auditPath}.2`)).toBe(false);
+		expect(existsSync(`${host.auditPath}.2`)).toBe(false);
 		expect(readFileSync(host.auditPath, "utf8")).not.toContain("junk");
 		// Reading them stays possible: the rule is about writes.
 		expect((await send("GET", host.configPath, null)).status).toBe(200);

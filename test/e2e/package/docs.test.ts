@@ -42,7 +42,10 @@ const RULES: Array<[RegExp, How]> = [
 	[/^npm run (host|probe) -- /, HERE],
 	[/^npm run probe$/, HERE],
 	[/^cat ~\/\.omp\/agent\/a2a-bridge\.log\.1 /, HERE],
-	[/^(TOKEN=|URL=|AUTH=|SID=|H=|B=|curl |size=|tail -c |node -p 'require\("\.\/tools\.json"\))/, HERE],
+	[
+		/^(TOKEN=|URL=|AUTH=|SID=|H=|B=|D=|n=|curl |size=|tail -c |grep -i '\^repr-digest' |node -p 'require\("\.\/tools\.json"\))/,
+		HERE,
+	],
 	[/^claude mcp add /, { by: "not run", why: "needs Claude Code, which is not installed here" }],
 	[/^npx mcp-remote /, { by: "not run", why: "npx would fetch mcp-remote from the npm registry; tests stay offline" }],
 	[/^ssh -L /, { by: "not run", why: "needs an SSH server (the example's 'labbox')" }],
@@ -147,18 +150,23 @@ describe("docs: commands run against a real host", () => {
 		}
 	});
 
-	test("/blob: upload, resume and download, as written", async () => {
+	test("/blob: replace with a digest, resume line, download with its digest, as written", async () => {
 		const scripts = blocksStartingWith(/^TOKEN=/, "blob?path=");
 		expect(scripts.length).toBeGreaterThan(0);
 		const bytes = crypto.getRandomValues(new Uint8Array(300_000));
+		const digest = `sha-256=:${new Bun.CryptoHasher("sha256").update(bytes).digest("base64")}:`;
 		for (const script of scripts) {
-			writeFileSync(join(work, "big.tar"), bytes);
-			rmSync(join(host.home, "incoming"), { recursive: true, force: true });
+			writeFileSync(join(work, "fw.bin"), bytes);
+			mkdirSync(join(host.home, "incoming"), { recursive: true });
+			// A first version is there: the README's line replaces it, never appends.
+			writeFileSync(join(host.home, "incoming", "fw.bin"), "version one");
 			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: host.home } });
 			expect({ code, err }).toEqual({ code: 0, err: "" });
 			expect(out).toContain('"size":300000');
-			expect(new Uint8Array(readFileSync(join(host.home, "incoming", "big.tar")))).toEqual(bytes);
-			expect(new Uint8Array(readFileSync(join(work, "big.tar")))).toEqual(bytes);
+			expect(out).not.toContain('"code"');
+			expect(out.toLowerCase()).toContain(`repr-digest: ${digest.toLowerCase()}`);
+			expect(new Uint8Array(readFileSync(join(host.home, "incoming", "fw.bin")))).toEqual(bytes);
+			expect(new Uint8Array(readFileSync(join(work, "fw.bin")))).toEqual(bytes);
 		}
 	});
 

@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { linkSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	linkSync,
+	mkdtempSync,
+	readdirSync,
+	rmSync,
+	symlinkSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import {
@@ -45,9 +54,19 @@ describe("staging files", () => {
 		expect(left).toContain(basename(keep));
 		expect(left).toContain(".a2a-staging-not-hex");
 		expect(left).toContain("plain");
-		expect(left.filter(n => /^\.a2a-staging-[0-9a-f]{32}$/.test(n))).toHaveLength(STAGING_MAX_PER_DIR);
+		// The documented bound: 8 per directory (docs/protocol.md, Limits).
+		expect(STAGING_MAX_PER_DIR).toBe(8);
+		expect(left.filter(n => /^\.a2a-staging-[0-9a-f]{32}$/.test(n))).toHaveLength(8);
 		// The newest survive.
 		for (const p of young.slice(-(STAGING_MAX_PER_DIR - 1))) expect(left).toContain(basename(p));
+	});
+
+	test("under the count bound, only the ones older than 24 h go", () => {
+		const stale = fake(1, 24 * 3600_000 + 60_000);
+		const fresh = fake(2, 23 * 3600_000);
+		cleanStaging(dir, () => false);
+		expect(readdirSync(dir)).toEqual([basename(fresh)]);
+		expect(existsSync(stale)).toBe(false);
 	});
 
 	test("a planted link or hard link at the staging name is never written through", () => {
