@@ -312,8 +312,9 @@ describe("/blob PUT, digests and own files (real host)", () => {
 	}, 60_000);
 
 	test("a name switched between two files during downloads: every answer is one whole file, its Content-Length its size", async () => {
-		const a = random(4 * MIB);
-		const b = random(MIB + 7);
+		// Small files, many downloads: each is a chance for the switch to land between the check and the send.
+		const a = random(512 * 1024);
+		const b = random(96 * 1024 + 7);
 		const fa = join(host.home, "switch-a.bin");
 		const fb = join(host.home, "switch-b.bin");
 		const name = join(host.home, "switching.bin");
@@ -331,23 +332,31 @@ describe("/blob PUT, digests and own files (real host)", () => {
 			],
 			{ stdout: "ignore", stderr: "ignore" },
 		);
+		const wrong: string[] = [];
 		const seen = { a: 0, b: 0 };
 		try {
-			for (let i = 0; i < 60; i++) {
-				const res = await send("GET", name, null);
-				expect(res.status).toBe(200);
-				const got = new Uint8Array(await res.arrayBuffer());
-				expect(Number(res.headers.get("content-length"))).toBe(got.byteLength);
-				const digest = sha(got);
-				expect([sha(a), sha(b)]).toContain(digest);
-				seen[digest === sha(a) ? "a" : "b"]++;
+			for (let i = 0; i < 400; i++) {
+				try {
+					const res = await send("GET", name, null);
+					const got = new Uint8Array(await res.arrayBuffer());
+					const digest = sha(got);
+					const length = Number(res.headers.get("content-length"));
+					if (res.status !== 200 || length !== got.byteLength || (digest !== sha(a) && digest !== sha(b))) {
+						wrong.push(`#${i}: ${res.status}, Content-Length ${length}, ${got.byteLength} bytes, one file: no`);
+					} else seen[digest === sha(a) ? "a" : "b"]++;
+				} catch (err) {
+					wrong.push(`#${i}: ${String(err)}`);
+				}
 			}
 		} finally {
 			flipper.kill();
 			await flipper.exited;
 		}
-		expect(seen.a + seen.b).toBe(60);
-	}, 90_000);
+		expect(wrong).toEqual([]);
+		// The switch really happened while the downloads ran.
+		expect(seen.a).toBeGreaterThan(0);
+		expect(seen.b).toBeGreaterThan(0);
+	}, 120_000);
 
 	test("a file that shrinks mid-download: the body ends short with an error, never padded to Content-Length", async () => {
 		const file = join(host.home, "shrinks.bin");
