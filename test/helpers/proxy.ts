@@ -25,7 +25,7 @@ const HOP_BY_HOP = new Set([
 	"upgrade",
 ]);
 
-function forwardable(src: Headers): Headers {
+export function forwardable(src: Headers): Headers {
 	const out = new Headers();
 	const named = (src.get("connection") ?? "")
 		.split(",")

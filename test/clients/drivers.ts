@@ -1,0 +1,112 @@
+/**
+ * How each client in the matrix is set up and run, the way its own docs say: a config file or its own
+ * `mcp add` command with the token header, and one non-interactive run against the scripted model.
+ * A driver only runs the client; the matrix checks the marker file, the audit and the wire.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface DriverContext {
+	/** The client's own HOME (a throwaway dir) and working directory. */
+	home: string;
+	cwd: string;
+	/** The bridge's MCP URL (through the wire recorder) and the Bearer secret to configure. */
+	url: string;
+	secret: string;
+	/** The scripted model's base URL (`http://127.0.0.1:PORT`). */
+	model: string;
+	/** Where the client's installed package lives (its `node_modules/.bin`). */
+	bin: (name: string) => string;
+	/** The MCP server name the client is told to use (tool names derive from it). */
+	server: string;
+}
+
+export interface Run {
+	cmd: string[];
+	env: Record<string, string>;
+	/** Bound for one run of the client (ms). */
+	timeoutMs: number;
+}
+
+export interface Driver {
+	/** Writes config files or runs the client's own setup command; returns the run. */
+	prepare(ctx: DriverContext): Promise<Run>;
+}
+
+const baseEnv = (ctx: DriverContext): Record<string, string> => ({
+	PATH: process.env.PATH ?? "/usr/bin:/bin",
+	HOME: ctx.home,
+	LANG: "C.UTF-8",
+	TERM: "dumb",
+	NO_COLOR: "1",
+	CI: "1",
+});
+
+async function exec(cmd: string[], env: Record<string, string>, cwd: string): Promise<void> {
+	const p = Bun.spawn(cmd, { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+	const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+	if ((await p.exited) !== 0) throw new Error(`${cmd.slice(0, 3).join(" ")} exited ${p.exitCode}: ${out}${err}`);
+}
+
+const write = (path: string, text: string): void => {
+	mkdirSync(join(path, ".."), { recursive: true });
+	writeFileSync(path, text, { mode: 0o600 });
+};
+
+/** Claude Code: `claude mcp add --transport http NAME URL --header "Authorization: Bearer …"`, then `claude -p`. */
+export const claudeCode: Driver = {
+	async prepare(ctx) {
+		const env = {
+			...baseEnv(ctx),
+			ANTHROPIC_BASE_URL: ctx.model,
+			ANTHROPIC_API_KEY: "sk-stub",
+			DISABLE_TELEMETRY: "1",
+			CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+			// With many MCP tools Claude Code defers them behind its ToolSearch; the stub wants them listed.
+			ENABLE_TOOL_SEARCH: "false",
+		};
+		const claude = ctx.bin("claude");
+		await exec(
+			[claude, "mcp", "add", "--transport", "http", ctx.server, ctx.url, "--header", `Authorization: Bearer ${ctx.secret}`],
+			env,
+			ctx.cwd,
+		);
+		return {
+			cmd: [claude, "-p", "Run the command.", "--allowedTools", `mcp__${ctx.server}__bash`],
+			env,
+			timeoutMs: 90_000,
+		};
+	},
+};
+
+/** Codex: `[mcp_servers.NAME] url, bearer_token_env_var` in ~/.codex/config.toml, then `codex exec`. */
+export const codex = (era2026: boolean): Driver => ({
+	async prepare(ctx) {
+		const toml = [
+			`model = "stub-model"`,
+			`model_provider = "stub"`,
+			`approval_policy = "never"`,
+			`sandbox_mode = "danger-full-access"`,
+			"",
+			"[model_providers.stub]",
+			`name = "stub"`,
+			`base_url = "${ctx.model}/v1"`,
+			`wire_api = "responses"`,
+			`env_key = "STUB_API_KEY"`,
+			"",
+			`[mcp_servers.${ctx.server}]`,
+			`url = "${ctx.url}"`,
+			`bearer_token_env_var = "A2A_SECRET"`,
+			"startup_timeout_sec = 60",
+			...(era2026 ? ["", "[features]", "mcp_2026_07_28 = true"] : []),
+			"",
+		].join("\n");
+		write(join(ctx.home, ".codex", "config.toml"), toml);
+		const env = { ...baseEnv(ctx), CODEX_HOME: join(ctx.home, ".codex"), STUB_API_KEY: "stub", A2A_SECRET: ctx.secret };
+		return {
+			cmd: [ctx.bin("codex"), "exec", "--skip-git-repo-check", "Run the command."],
+			env,
+			timeoutMs: 90_000,
+		};
+	},
+});
