@@ -3,10 +3,10 @@
  * `mcp add` command with the token header, and one non-interactive run against the scripted model.
  * A driver only runs the client; the matrix checks the marker file, the audit and the wire.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export interface DriverContext {
+interface DriverContext {
 	/** The client's own HOME (a throwaway dir) and working directory. */
 	home: string;
 	cwd: string;
@@ -17,11 +17,13 @@ export interface DriverContext {
 	model: string;
 	/** Where the client's installed package lives (its `node_modules/.bin`). */
 	bin: (name: string) => string;
+	/** The shell command the client is to run through the bridge (library clients call it directly). */
+	command: string;
 	/** The MCP server name the client is told to use (tool names derive from it). */
 	server: string;
 }
 
-export interface Run {
+interface Run {
 	cmd: string[];
 	env: Record<string, string>;
 	/** Bound for one run of the client (ms). */
@@ -67,7 +69,17 @@ export const claudeCode: Driver = {
 		};
 		const claude = ctx.bin("claude");
 		await exec(
-			[claude, "mcp", "add", "--transport", "http", ctx.server, ctx.url, "--header", `Authorization: Bearer ${ctx.secret}`],
+			[
+				claude,
+				"mcp",
+				"add",
+				"--transport",
+				"http",
+				ctx.server,
+				ctx.url,
+				"--header",
+				`Authorization: Bearer ${ctx.secret}`,
+			],
 			env,
 			ctx.cwd,
 		);
@@ -83,7 +95,7 @@ export const claudeCode: Driver = {
 export const codex = (era2026: boolean): Driver => ({
 	async prepare(ctx) {
 		const toml = [
-			`model = "stub-model"`,
+			`model = "gpt-5.4"`,
 			`model_provider = "stub"`,
 			`approval_policy = "never"`,
 			`sandbox_mode = "danger-full-access"`,
@@ -98,6 +110,7 @@ export const codex = (era2026: boolean): Driver => ({
 			`url = "${ctx.url}"`,
 			`bearer_token_env_var = "A2A_SECRET"`,
 			"startup_timeout_sec = 60",
+			"required = true",
 			...(era2026 ? ["", "[features]", "mcp_2026_07_28 = true"] : []),
 			"",
 		].join("\n");
@@ -107,6 +120,106 @@ export const codex = (era2026: boolean): Driver => ({
 			cmd: [ctx.bin("codex"), "exec", "--skip-git-repo-check", "Run the command."],
 			env,
 			timeoutMs: 90_000,
+		};
+	},
+});
+
+/** Gemini CLI: `mcpServers.NAME.httpUrl` + `headers` in ~/.gemini/settings.json, then `gemini -p`. */
+export const geminiCli: Driver = {
+	async prepare(ctx) {
+		const settings = {
+			mcpServers: {
+				[ctx.server]: { httpUrl: ctx.url, headers: { Authorization: `Bearer ${ctx.secret}` }, trust: true },
+			},
+			security: { auth: { selectedType: "gemini-api-key" } },
+			privacy: { usageStatisticsEnabled: false },
+			general: { disableAutoUpdate: true, disableUpdateNag: true },
+		};
+		write(join(ctx.home, ".gemini", "settings.json"), JSON.stringify(settings, null, 2));
+		const env = {
+			...baseEnv(ctx),
+			GEMINI_API_KEY: "stub",
+			GOOGLE_GEMINI_BASE_URL: ctx.model,
+			GEMINI_CLI_TRUST_WORKSPACE: "true",
+		};
+		return {
+			cmd: [ctx.bin("gemini"), "-p", "Run the command.", "--approval-mode", "yolo", "-m", "gemini-2.5-flash"],
+			env,
+			timeoutMs: 90_000,
+		};
+	},
+};
+
+/** GitHub Copilot CLI, offline bring-your-own-key mode: ~/.copilot/mcp-config.json, then `copilot -p`. */
+export const copilotCli: Driver = {
+	async prepare(ctx) {
+		const mcp = {
+			mcpServers: {
+				[ctx.server]: { type: "http", url: ctx.url, headers: { Authorization: `Bearer ${ctx.secret}` }, tools: ["*"] },
+			},
+		};
+		write(join(ctx.home, ".copilot", "mcp-config.json"), JSON.stringify(mcp, null, 2));
+		const env = {
+			...baseEnv(ctx),
+			COPILOT_OFFLINE: "true",
+			COPILOT_AUTO_UPDATE: "false",
+			COPILOT_PROVIDER_BASE_URL: `${ctx.model}/v1`,
+			COPILOT_PROVIDER_TYPE: "openai",
+			COPILOT_PROVIDER_API_KEY: "stub",
+			COPILOT_MODEL: "gpt-4.1",
+		};
+		return {
+			cmd: [ctx.bin("copilot"), "-p", "Run the command.", "--allow-all-tools", "--no-auto-update"],
+			env,
+			timeoutMs: 90_000,
+		};
+	},
+};
+
+/** opencode: `mcp.NAME {type: "remote", url, headers}` in its opencode.json, then `opencode run`. */
+export const opencode: Driver = {
+	async prepare(ctx) {
+		const config = {
+			provider: {
+				stub: {
+					npm: "@ai-sdk/openai-compatible",
+					name: "stub",
+					options: { baseURL: `${ctx.model}/v1`, apiKey: "stub" },
+					models: { "stub-model": { name: "stub-model", tool_call: true } },
+				},
+			},
+			model: "stub/stub-model",
+			mcp: {
+				[ctx.server]: {
+					type: "remote",
+					url: ctx.url,
+					headers: { Authorization: `Bearer ${ctx.secret}` },
+					enabled: true,
+				},
+			},
+			permission: { "*": "allow" },
+			autoupdate: false,
+			share: "disabled",
+		};
+		write(join(ctx.home, ".config", "opencode", "opencode.json"), JSON.stringify(config, null, 2));
+		const env = { ...baseEnv(ctx), OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "true" };
+		return { cmd: [ctx.bin("opencode"), "run", "Run the command."], env, timeoutMs: 90_000 };
+	},
+};
+
+/**
+ * A library client: one of test/clients/libs/*.mjs, copied next to the installed packages (Node
+ * resolves imports from the script's own folder) and run with Node, as an app using the library would.
+ */
+export const library = (script: string): Driver => ({
+	async prepare(ctx) {
+		const src = join(import.meta.dir, "libs", script);
+		const dst = ctx.bin(`../../${script}`);
+		writeFileSync(dst, readFileSync(src));
+		return {
+			cmd: ["node", dst, ctx.url, ctx.secret, ctx.command],
+			env: baseEnv(ctx),
+			timeoutMs: 60_000,
 		};
 	},
 });

@@ -11,6 +11,8 @@ export interface ModelStub {
 	readonly base: string;
 	/** Tool names the stub called, in order. */
 	readonly called: string[];
+	/** The conversation of each request that carried a tool result (JSON), to check what came back. */
+	readonly toolResults: string[];
 	/** Every request path seen (for failure messages). */
 	readonly paths: string[];
 	stop(): void;
@@ -32,10 +34,10 @@ const sse = (events: Array<[string | null, unknown]>): string =>
 
 const str = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v ?? ""));
 
-export const defaultPick =
+const defaultPick =
 	(server: string) =>
 	(names: string[]): string | undefined =>
-		names.find(n => n.includes(server) && /bash$/.test(n));
+		names.find(n => n.includes(server) && /bash$/.test(n)) ?? names.find(n => n === "bash");
 
 /** Tool names offered, for each API's request shape. */
 function toolNames(body: Body): string[] {
@@ -43,6 +45,10 @@ function toolNames(body: Body): string[] {
 	const tools = Array.isArray(body.tools) ? body.tools : [];
 	for (const t of tools as Body[]) {
 		if (typeof t?.name === "string") out.push(t.name); // anthropic, responses
+		// Responses API namespaces (Codex groups each MCP server's tools): `namespace/tool`.
+		if (t?.type === "namespace" && Array.isArray(t.tools)) {
+			for (const c of t.tools as Body[]) if (typeof c?.name === "string") out.push(`${t.name}/${c.name}`);
+		}
 		const fn = t?.function as Body | undefined;
 		if (typeof fn?.name === "string") out.push(fn.name); // chat completions
 		const decls = t?.functionDeclarations ?? t?.function_declarations; // gemini
@@ -93,6 +99,11 @@ function anthropic(body: Body, call: { name: string; input: Body } | null): Resp
 	return new Response(text, { headers: { "content-type": "text/event-stream" } });
 }
 
+const namespaced = (name: string): Body => {
+	const slash = name.indexOf("/");
+	return slash < 0 ? { name } : { namespace: name.slice(0, slash), name: name.slice(slash + 1) };
+};
+
 function responses(body: Body, call: { name: string; input: Body } | null): Response {
 	const id = `resp_${crypto.randomUUID().slice(0, 8)}`;
 	const item = call
@@ -100,7 +111,7 @@ function responses(body: Body, call: { name: string; input: Body } | null): Resp
 				type: "function_call",
 				id: `fc_${id}`,
 				call_id: `call_${id}`,
-				name: call.name,
+				...namespaced(call.name),
 				arguments: JSON.stringify(call.input),
 				status: "completed",
 			}
@@ -179,6 +190,7 @@ function gemini(url: URL, call: { name: string; input: Body } | null): Response 
 export function startModelStub(opts: StubOptions & { server: string }): ModelStub {
 	const called: string[] = [];
 	const paths: string[] = [];
+	const toolResults: string[] = [];
 	const pick = opts.pick ?? defaultPick(opts.server);
 	const srv = Bun.serve({
 		hostname: "127.0.0.1",
@@ -194,8 +206,9 @@ export function startModelStub(opts: StubOptions & { server: string }): ModelStu
 			try {
 				body = (await req.json()) as Body;
 			} catch {}
-			if (process.env.A2A_STUB_DUMP) console.error(JSON.stringify(body.tools).slice(0, 30000));
-			const name = hasToolResult(body) ? undefined : pick(toolNames(body));
+			const done = hasToolResult(body);
+			if (done) toolResults.push(JSON.stringify(body.messages ?? body.input ?? body.contents));
+			const name = done ? undefined : pick(toolNames(body));
 			const call = name ? { name, input: { command: opts.command, ...opts.extraArgs } } : null;
 			if (call) called.push(call.name);
 			const p = url.pathname;
@@ -206,5 +219,5 @@ export function startModelStub(opts: StubOptions & { server: string }): ModelStu
 			return new Response("not a model route", { status: 404 });
 		},
 	});
-	return { base: `http://127.0.0.1:${srv.port}`, called, paths, stop: () => srv.stop(true) };
+	return { base: `http://127.0.0.1:${srv.port}`, called, paths, toolResults, stop: () => srv.stop(true) };
 }

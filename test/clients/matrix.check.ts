@@ -1,0 +1,128 @@
+/**
+ * Every client in the matrix against one real host: configured as its docs say, it connects, lists
+ * and calls `bash`; the command really ran (a marker file), the audit names the call, and the era it
+ * spoke is read from the wire. A wrong token fails clearly and runs nothing. One client that restarts
+ * its timer on progress completes a call longer than its default timeout.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Host, useSharedHost } from "../helpers/host.ts";
+import { binOf, CLIENTS, type MatrixClient, unavailable } from "./clients.ts";
+import { startModelStub } from "./model-stubs.ts";
+import { eraOfCall, startWireRecorder, type WireRecord } from "./wire.ts";
+
+const SERVER = "omp_host";
+/** Seconds the long call runs: past the 60 s default of the clients that restart their timer on progress. */
+const LONG_S = Number(process.env.A2A_CLIENTS_LONG_S ?? 70);
+
+interface Outcome {
+	code: number | null;
+	output: string;
+	records: WireRecord[];
+	called: string[];
+	toolResults: string[];
+}
+
+let host: Host;
+useSharedHost({}, h => {
+	host = h.host;
+});
+
+async function runClient(c: MatrixClient, secret: string, command: string, timeoutMs?: number): Promise<Outcome> {
+	const home = mkdtempSync(join(tmpdir(), `a2a-client-${c.id}-`));
+	const cwd = join(home, "work");
+	mkdirSync(cwd);
+	const rec = startWireRecorder(host.url);
+	const stub = startModelStub({ server: SERVER, command, extraArgs: { timeout: LONG_S + 120 } });
+	try {
+		const run = await c.driver.prepare({
+			home,
+			cwd,
+			url: rec.url,
+			secret,
+			model: stub.base,
+			bin: binOf(c),
+			command,
+			server: SERVER,
+		});
+		const p = Bun.spawn(run.cmd, {
+			env: run.env,
+			cwd,
+			stdin: "ignore",
+			stdout: "pipe",
+			stderr: "pipe",
+			timeout: timeoutMs ?? run.timeoutMs,
+			killSignal: "SIGKILL",
+		});
+		const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+		return {
+			code: await p.exited,
+			output: `${out}\n${err}`,
+			records: rec.records,
+			called: stub.called,
+			toolResults: stub.toolResults,
+		};
+	} finally {
+		stub.stop();
+		await rec.stop();
+		rmSync(home, { recursive: true, force: true });
+	}
+}
+
+function auditMentions(text: string): boolean {
+	if (!existsSync(host.auditPath)) return false;
+	return readFileSync(host.auditPath, "utf8")
+		.split("\n")
+		.some(l => l.includes(`"phase":"done"`) && l.includes(`"tool":"bash"`) && l.includes(text));
+}
+
+const tail = (o: Outcome): string =>
+	`exit ${o.code}; wire ${JSON.stringify(o.records)}; output: ${o.output.slice(-1500)}`;
+
+describe("client matrix (real host, scripted model on loopback)", () => {
+	for (const c of CLIENTS) {
+		const why = unavailable(c);
+		if (why !== null) {
+			test.skip(`${c.title}: skipped — ${why}`, () => {});
+			continue;
+		}
+		test(`${c.title}: connects, lists, calls bash -> the marker file exists, audited, era ${c.era}`, async () => {
+			const marker = join(host.home, `marker-${c.id}-${crypto.randomUUID()}`);
+			const o = await runClient(c, host.token, `touch ${marker}`);
+			expect(existsSync(marker), tail(o)).toBe(true);
+			expect(auditMentions(marker.split("/").pop() ?? marker), tail(o)).toBe(true);
+			expect(eraOfCall(o.records), tail(o)).toBe(c.era);
+		}, 180_000);
+
+		test(`${c.title}: a wrong token -> 401 on the wire, a failure it reports, nothing runs`, async () => {
+			const marker = join(host.home, `wrong-${c.id}-${crypto.randomUUID()}`);
+			const o = await runClient(c, `wrong-${crypto.randomUUID()}${crypto.randomUUID()}`, `touch ${marker}`);
+			expect(existsSync(marker), tail(o)).toBe(false);
+			expect(
+				o.records.some(r => r.status === 401),
+				tail(o),
+			).toBe(true);
+			expect(o.records.some(r => r.status === 200)).toBe(false);
+			expect(o.output, tail(o)).toMatch(/401|unauthori[sz]ed|invalid_token|authenticat|fail|error/i);
+		}, 180_000);
+	}
+
+	const long = CLIENTS.find(c => c.restartsOnProgress && unavailable(c) === null);
+	const longTitle = long ? long.title : "a client that restarts its timer on progress";
+	(long ? test : test.skip)(
+		`${longTitle}: a ${LONG_S} s bash that prints every second completes (progress keeps the call alive)`,
+		async () => {
+			if (!long) return;
+			const marker = join(host.home, `long-${long.id}-${crypto.randomUUID()}`);
+			const cmd = `for i in $(seq 1 ${LONG_S}); do echo tick $i; sleep 1; done; touch ${marker}`;
+			const o = await runClient(long, host.token, cmd, (LONG_S + 120) * 1000);
+			expect(existsSync(marker), tail(o)).toBe(true);
+			// The client handed the model the tool's real output, not a timeout error.
+			expect(o.toolResults.join("\n"), tail(o)).toContain(`tick ${LONG_S}`);
+			expect(eraOfCall(o.records), tail(o)).toBe(long.era);
+		},
+		(LONG_S + 180) * 1000,
+	);
+});
