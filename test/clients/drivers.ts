@@ -28,6 +28,11 @@ interface Run {
 	env: Record<string, string>;
 	/** Bound for one run of the client (ms). */
 	timeoutMs: number;
+	/**
+	 * The client's own status command (`mcp list`): an agent CLI whose server fails to connect still
+	 * runs its turn without the tools and says nothing, so this is where a user sees the failure.
+	 */
+	status?: string[];
 }
 
 export interface Driver {
@@ -85,6 +90,7 @@ export const claudeCode: Driver = {
 		);
 		return {
 			cmd: [claude, "-p", "Run the command.", "--allowedTools", `mcp__${ctx.server}__bash`],
+			status: [claude, "mcp", "list"],
 			env,
 			timeoutMs: 90_000,
 		};
@@ -144,6 +150,7 @@ export const geminiCli: Driver = {
 		};
 		return {
 			cmd: [ctx.bin("gemini"), "-p", "Run the command.", "--approval-mode", "yolo", "-m", "gemini-2.5-flash"],
+			status: [ctx.bin("gemini"), "mcp", "list"],
 			env,
 			timeoutMs: 90_000,
 		};
@@ -170,6 +177,8 @@ export const copilotCli: Driver = {
 		};
 		return {
 			cmd: [ctx.bin("copilot"), "-p", "Run the command.", "--allow-all-tools", "--no-auto-update"],
+			// `-p` and `copilot mcp list` say nothing of a refused server; its log file names the 401.
+			status: ["sh", "-c", 'cat "$HOME"/.copilot/logs/*.log'],
 			env,
 			timeoutMs: 90_000,
 		};
@@ -203,7 +212,8 @@ export const opencode: Driver = {
 		};
 		write(join(ctx.home, ".config", "opencode", "opencode.json"), JSON.stringify(config, null, 2));
 		const env = { ...baseEnv(ctx), OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "true" };
-		return { cmd: [ctx.bin("opencode"), "run", "Run the command."], env, timeoutMs: 90_000 };
+		const bin = ctx.bin("opencode");
+		return { cmd: [bin, "run", "Run the command."], status: [bin, "mcp", "list"], env, timeoutMs: 90_000 };
 	},
 };
 

@@ -19,6 +19,8 @@ const LONG_S = Number(process.env.A2A_CLIENTS_LONG_S ?? 70);
 
 interface Outcome {
 	code: number | null;
+	/** What the client's own status command printed (empty when it has none). */
+	status: string;
 	output: string;
 	records: WireRecord[];
 	called: string[];
@@ -57,8 +59,17 @@ async function runClient(c: MatrixClient, secret: string, command: string, timeo
 			killSignal: "SIGKILL",
 		});
 		const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+		const code = await p.exited;
+		let status = "";
+		if (run.status) {
+			const s = Bun.spawn(run.status, { env: run.env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+			const timer = setTimeout(() => s.kill("SIGKILL"), 60_000);
+			status = (await Promise.all([new Response(s.stdout).text(), new Response(s.stderr).text()])).join("\n");
+			clearTimeout(timer);
+		}
 		return {
-			code: await p.exited,
+			code,
+			status,
 			output: `${out}\n${err}`,
 			records: rec.records,
 			called: stub.called,
@@ -105,7 +116,10 @@ describe("client matrix (real host, scripted model on loopback)", () => {
 				tail(o),
 			).toBe(true);
 			expect(o.records.some(r => r.status === 200)).toBe(false);
-			expect(o.output, tail(o)).toMatch(/401|unauthori[sz]ed|invalid_token|authenticat|fail|error/i);
+			// Where the client shows it: its run's own output, or (agent CLIs that go on without the server) `mcp list`.
+			expect(`${o.output}\n${o.status}`, `${tail(o)}; status: ${o.status}`).toMatch(
+				/401|unauthori[sz]ed|invalid_token|authenticat|fail|error|disconnected/i,
+			);
 		}, 180_000);
 	}
 

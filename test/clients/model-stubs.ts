@@ -37,7 +37,7 @@ const str = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(
 const defaultPick =
 	(server: string) =>
 	(names: string[]): string | undefined =>
-		names.find(n => n.includes(server) && /bash$/.test(n)) ?? names.find(n => n === "bash");
+		names.find(n => n.includes(server) && /bash$/.test(n));
 
 /** Tool names offered, for each API's request shape. */
 function toolNames(body: Body): string[] {
