@@ -86,7 +86,7 @@ export const CLIENTS: MatrixClient[] = [
 		dir: "libs",
 		packages: LIBS,
 		era: "2026-07-28",
-		driver: library("ai-sdk.mjs"),
+		driver: library("ai-sdk"),
 	},
 	{
 		id: "langchain",
@@ -94,7 +94,7 @@ export const CLIENTS: MatrixClient[] = [
 		dir: "libs",
 		packages: LIBS,
 		era: "2025",
-		driver: library("langchain.mjs"),
+		driver: library("langchain"),
 	},
 	{
 		id: "ts-sdk-2",
@@ -102,7 +102,7 @@ export const CLIENTS: MatrixClient[] = [
 		dir: "libs",
 		packages: LIBS,
 		era: "2026-07-28",
-		driver: library("ts-sdk2.mjs"),
+		driver: library("ts-sdk-2"),
 	},
 ];
 

@@ -40,6 +40,33 @@ export interface Driver {
 	prepare(ctx: DriverContext): Promise<Run>;
 }
 
+const DOCS = join(import.meta.dir, "..", "..", "docs", "clients.md");
+const DOC_URL = "http://127.0.0.1:8765/mcp";
+const DOC_TOKEN = "<token>";
+const DOC_COMMAND = "uname -a";
+
+/**
+ * The snippet docs/clients.md shows for a client (the fenced block after `<!-- matrix: ID … -->`),
+ * with the documented URL and token (and the library examples' command) replaced: the only edits.
+ */
+function snippet(id: string, ctx: { url: string; secret: string; command?: string }): { file?: string; text: string } {
+	const doc = readFileSync(DOCS, "utf8");
+	const m = new RegExp(`<!-- matrix: ${id}( file=(\\S+))? -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
+	if (!m) throw new Error(`docs/clients.md has no snippet marked 'matrix: ${id}'`);
+	let text = (m[3] ?? "").replaceAll(DOC_URL, ctx.url).replaceAll(DOC_TOKEN, ctx.secret);
+	if (ctx.command !== undefined) text = text.replaceAll(DOC_COMMAND, ctx.command);
+	return { ...(m[2] ? { file: m[2] } : {}), text };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The documented JSON file with the test's own settings (model provider, trust) merged in beside it. */
+function mergeJson(doc: string, extra: Record<string, unknown>): string {
+	const out = JSON.parse(doc) as Record<string, unknown>;
+	for (const [k, v] of Object.entries(extra)) out[k] = isObject(out[k]) && isObject(v) ? { ...out[k], ...v } : v;
+	return JSON.stringify(out, null, 2);
+}
+
 const baseEnv = (ctx: DriverContext): Record<string, string> => ({
 	PATH: process.env.PATH ?? "/usr/bin:/bin",
 	HOME: ctx.home,
@@ -60,11 +87,13 @@ const write = (path: string, text: string): void => {
 	writeFileSync(path, text, { mode: 0o600 });
 };
 
-/** Claude Code: `claude mcp add --transport http NAME URL --header "Authorization: Bearer …"`, then `claude -p`. */
+/** Claude Code: the documented `claude mcp add …`, then `claude -p`. */
 export const claudeCode: Driver = {
 	async prepare(ctx) {
+		const claude = ctx.bin("claude");
 		const env = {
 			...baseEnv(ctx),
+			PATH: `${join(claude, "..")}:${baseEnv(ctx).PATH}`,
 			ANTHROPIC_BASE_URL: ctx.model,
 			ANTHROPIC_API_KEY: "sk-stub",
 			DISABLE_TELEMETRY: "1",
@@ -72,22 +101,7 @@ export const claudeCode: Driver = {
 			// With many MCP tools Claude Code defers them behind its ToolSearch; the stub wants them listed.
 			ENABLE_TOOL_SEARCH: "false",
 		};
-		const claude = ctx.bin("claude");
-		await exec(
-			[
-				claude,
-				"mcp",
-				"add",
-				"--transport",
-				"http",
-				ctx.server,
-				ctx.url,
-				"--header",
-				`Authorization: Bearer ${ctx.secret}`,
-			],
-			env,
-			ctx.cwd,
-		);
+		await exec(["sh", "-ec", snippet("claude-code", ctx).text], env, ctx.cwd);
 		return {
 			cmd: [claude, "-p", "Run the command.", "--allowedTools", `mcp__${ctx.server}__bash`],
 			status: [claude, "mcp", "list"],
@@ -97,10 +111,11 @@ export const claudeCode: Driver = {
 	},
 };
 
-/** Codex: `[mcp_servers.NAME] url, bearer_token_env_var` in ~/.codex/config.toml, then `codex exec`. */
+/** Codex: the documented `[mcp_servers.omp_host]` after the stub's model provider, then `codex exec`. */
 export const codex = (era2026: boolean): Driver => ({
 	async prepare(ctx) {
-		const toml = [
+		const doc = snippet("codex", ctx);
+		const provider = [
 			`model = "gpt-5.4"`,
 			`model_provider = "stub"`,
 			`approval_policy = "never"`,
@@ -112,36 +127,33 @@ export const codex = (era2026: boolean): Driver => ({
 			`wire_api = "responses"`,
 			`env_key = "STUB_API_KEY"`,
 			"",
-			`[mcp_servers.${ctx.server}]`,
-			`url = "${ctx.url}"`,
-			`bearer_token_env_var = "A2A_SECRET"`,
-			"startup_timeout_sec = 60",
-			"required = true",
-			...(era2026 ? ["", "[features]", "mcp_2026_07_28 = true"] : []),
-			"",
 		].join("\n");
-		write(join(ctx.home, ".codex", "config.toml"), toml);
-		const env = { ...baseEnv(ctx), CODEX_HOME: join(ctx.home, ".codex"), STUB_API_KEY: "stub", A2A_SECRET: ctx.secret };
+		write(join(ctx.home, doc.file ?? ".codex/config.toml"), `${provider}\n${doc.text}\n`);
+		const env = {
+			...baseEnv(ctx),
+			CODEX_HOME: join(ctx.home, ".codex"),
+			STUB_API_KEY: "stub",
+			OMP_HOST_TOKEN: ctx.secret,
+		};
+		const flag = era2026 ? ["--enable", "mcp_2026_07_28"] : [];
 		return {
-			cmd: [ctx.bin("codex"), "exec", "--skip-git-repo-check", "Run the command."],
+			cmd: [ctx.bin("codex"), "exec", ...flag, "--skip-git-repo-check", "Run the command."],
 			env,
 			timeoutMs: 90_000,
 		};
 	},
 });
 
-/** Gemini CLI: `mcpServers.NAME.httpUrl` + `headers` in ~/.gemini/settings.json, then `gemini -p`. */
+/** Gemini CLI: the documented settings.json (plus the stub's key and folder trust), then `gemini -p`. */
 export const geminiCli: Driver = {
 	async prepare(ctx) {
-		const settings = {
-			mcpServers: {
-				[ctx.server]: { httpUrl: ctx.url, headers: { Authorization: `Bearer ${ctx.secret}` }, trust: true },
-			},
+		const doc = snippet("gemini", ctx);
+		const extra = {
 			security: { auth: { selectedType: "gemini-api-key" } },
 			privacy: { usageStatisticsEnabled: false },
 			general: { disableAutoUpdate: true, disableUpdateNag: true },
 		};
-		write(join(ctx.home, ".gemini", "settings.json"), JSON.stringify(settings, null, 2));
+		write(join(ctx.home, doc.file ?? ".gemini/settings.json"), mergeJson(doc.text, extra));
 		const env = {
 			...baseEnv(ctx),
 			GEMINI_API_KEY: "stub",
@@ -157,15 +169,11 @@ export const geminiCli: Driver = {
 	},
 };
 
-/** GitHub Copilot CLI, offline bring-your-own-key mode: ~/.copilot/mcp-config.json, then `copilot -p`. */
+/** GitHub Copilot CLI, offline bring-your-own-key mode: the documented mcp-config.json, then `copilot -p`. */
 export const copilotCli: Driver = {
 	async prepare(ctx) {
-		const mcp = {
-			mcpServers: {
-				[ctx.server]: { type: "http", url: ctx.url, headers: { Authorization: `Bearer ${ctx.secret}` }, tools: ["*"] },
-			},
-		};
-		write(join(ctx.home, ".copilot", "mcp-config.json"), JSON.stringify(mcp, null, 2));
+		const doc = snippet("copilot", ctx);
+		write(join(ctx.home, doc.file ?? ".copilot/mcp-config.json"), doc.text);
 		const env = {
 			...baseEnv(ctx),
 			COPILOT_OFFLINE: "true",
@@ -185,10 +193,11 @@ export const copilotCli: Driver = {
 	},
 };
 
-/** opencode: `mcp.NAME {type: "remote", url, headers}` in its opencode.json, then `opencode run`. */
+/** opencode: the documented opencode.json (plus the stub as its provider), then `opencode run`. */
 export const opencode: Driver = {
 	async prepare(ctx) {
-		const config = {
+		const doc = snippet("opencode", ctx);
+		const extra = {
 			provider: {
 				stub: {
 					npm: "@ai-sdk/openai-compatible",
@@ -198,19 +207,11 @@ export const opencode: Driver = {
 				},
 			},
 			model: "stub/stub-model",
-			mcp: {
-				[ctx.server]: {
-					type: "remote",
-					url: ctx.url,
-					headers: { Authorization: `Bearer ${ctx.secret}` },
-					enabled: true,
-				},
-			},
 			permission: { "*": "allow" },
 			autoupdate: false,
 			share: "disabled",
 		};
-		write(join(ctx.home, ".config", "opencode", "opencode.json"), JSON.stringify(config, null, 2));
+		write(join(ctx.home, doc.file ?? ".config/opencode/opencode.json"), mergeJson(doc.text, extra));
 		const env = { ...baseEnv(ctx), OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "true" };
 		const bin = ctx.bin("opencode");
 		return { cmd: [bin, "run", "Run the command."], status: [bin, "mcp", "list"], env, timeoutMs: 90_000 };
@@ -218,18 +219,13 @@ export const opencode: Driver = {
 };
 
 /**
- * A library client: one of test/clients/libs/*.mjs, copied next to the installed packages (Node
- * resolves imports from the script's own folder) and run with Node, as an app using the library would.
+ * A library client: its docs/clients.md example, written next to the installed packages (Node resolves
+ * imports from the script's own folder) and run with Node, as an app using the library would.
  */
-export const library = (script: string): Driver => ({
+export const library = (id: string): Driver => ({
 	async prepare(ctx) {
-		const src = join(import.meta.dir, "libs", script);
-		const dst = ctx.bin(`../../${script}`);
-		writeFileSync(dst, readFileSync(src));
-		return {
-			cmd: ["node", dst, ctx.url, ctx.secret, ctx.command],
-			env: baseEnv(ctx),
-			timeoutMs: 60_000,
-		};
+		const dst = ctx.bin(`../../matrix-${id}.mjs`);
+		writeFileSync(dst, snippet(id, ctx).text);
+		return { cmd: ["node", dst], env: baseEnv(ctx), timeoutMs: 60_000 };
 	},
 });
