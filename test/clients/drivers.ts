@@ -40,19 +40,19 @@ export interface Driver {
 	prepare(ctx: DriverContext): Promise<Run>;
 }
 
-const DOCS = join(import.meta.dir, "..", "..", "docs", "clients.md");
+const DOCS = join(import.meta.dir, "..", "..", "docs", "guide", "clients.md");
 const DOC_URL = "http://127.0.0.1:8765/mcp";
 const DOC_TOKEN = "<token>";
 const DOC_COMMAND = "uname -a";
 
 /**
- * The snippet docs/clients.md shows for a client (the fenced block after `<!-- matrix: ID … -->`),
+ * The snippet docs/guide/clients.md shows for a client (the fenced block after `<!-- matrix: ID … -->`),
  * with the documented URL and token (and the library examples' command) replaced: the only edits.
  */
 function snippet(id: string, ctx: { url: string; secret: string; command?: string }): { file?: string; text: string } {
 	const doc = readFileSync(DOCS, "utf8");
 	const m = new RegExp(`<!-- matrix: ${id}( file=(\\S+))? -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
-	if (!m) throw new Error(`docs/clients.md has no snippet marked 'matrix: ${id}'`);
+	if (!m) throw new Error(`docs/guide/clients.md has no snippet marked 'matrix: ${id}'`);
 	let text = (m[3] ?? "").replaceAll(DOC_URL, ctx.url).replaceAll(DOC_TOKEN, ctx.secret);
 	if (ctx.command !== undefined) text = text.replaceAll(DOC_COMMAND, ctx.command);
 	return { ...(m[2] ? { file: m[2] } : {}), text };
@@ -219,7 +219,7 @@ export const opencode: Driver = {
 };
 
 /**
- * A library client: its docs/clients.md example, written next to the installed packages (Node resolves
+ * A library client: its docs/guide/clients.md example, written next to the installed packages (Node resolves
  * imports from the script's own folder) and run with Node, as an app using the library would.
  */
 export const library = (id: string): Driver => ({
