@@ -119,7 +119,8 @@ function siteHref(root: string, page: string, from: string, href: string): strin
 	// markdown-it percent-encodes hrefs; slugs and paths are compared as written.
 	const [path = "", hash] = decodeURI(href).split("#", 2);
 	const target = path === "" ? from : resolve(dirname(from), path);
-	if (target === page) return href;
+	// A link to the page that shows it (a README section linking the guide page it appears on) stays on the page.
+	if (target === page) return hash ? `#${hash}` : `/${relative(root, page)}`;
 	const homes = anchorHomes(root).get(target);
 	if (homes) {
 		const home = hash ? homes.get(hash) : undefined;
