@@ -1,5 +1,6 @@
 /** What the `/blob` handlers share: the per-request audit note and refusal, and small fs helpers. */
 import { type Stats, statSync } from "node:fs";
+import type { DigestCache } from "./digest-cache.ts";
 import type { BlobCode } from "./parse.ts";
 
 export const osReason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -20,6 +21,8 @@ export interface Ctx {
 	note: Note;
 	refuse: Refuse;
 	log(line: string): void;
+	/** Whole-file digests already computed (blob/digest-cache.ts). */
+	digests: DigestCache;
 }
 
 export function statOrNull(path: string): Stats | null {

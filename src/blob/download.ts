@@ -11,6 +11,7 @@ import { closeSync, existsSync, readSync } from "node:fs";
 import { holding, sent } from "./conn.ts";
 import type { Ctx } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
+import { contentKey, type DigestCache } from "./digest-cache.ts";
 import { digestsOf } from "./hash.ts";
 import { MAX_DOWNLOADS_IN_FLIGHT, parseRange } from "./parse.ts";
 import { replaceTarget, stagedSize } from "./staging.ts";
@@ -99,7 +100,7 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;
 	if (want.value) {
 		try {
-			headers["repr-digest"] = sfSha256((await holding(req, () => digestsOf(fd, 0, size))).whole);
+			headers["repr-digest"] = sfSha256(await holding(req, () => wholeDigest(fd, size, ctx.digests)));
 		} catch (err) {
 			closeSync(fd);
 			return refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
@@ -119,6 +120,16 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 		streamFd(fd, start, end + 1, () => {}),
 		{ status, headers },
 	);
+}
+
+/** The file's SHA-256: remembered, or hashed now and remembered if the file did not change meanwhile. */
+async function wholeDigest(fd: number, size: number, digests: DigestCache): Promise<string> {
+	const key = contentKey(fd);
+	const known = digests.recall(key);
+	if (known !== undefined) return known;
+	const { whole } = await digestsOf(fd, 0, size);
+	if (contentKey(fd) === key) digests.remember(key, whole);
+	return whole;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, rmdirSync, type Stats, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Ctx, osReason, statOrNull } from "./context.ts";
+import { contentKey } from "./digest-cache.ts";
 import type { FileLocks } from "./locks.ts";
 import { blobError } from "./parse.ts";
 import { openTarget } from "./target.ts";
@@ -96,6 +97,7 @@ export async function post(
 				return mismatchReply(`${wrong}; nothing was kept: the file is back to its ${at} bytes`, got);
 			}
 			ctx.note(path, at, landed);
+			ctx.digests.remember(contentKey(fd), got.whole);
 			return uploadReply(path, at, landed, fstatSync(fd).size, got);
 		}
 		const failed = stop.code === "write_failed";

@@ -19,6 +19,7 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { type Ctx, osReason } from "./context.ts";
+import { contentKey } from "./digest-cache.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
 import { blobError } from "./parse.ts";
 import { cleanStaging, openStaging, replaceTarget, stagingPath } from "./staging.ts";
@@ -153,6 +154,7 @@ export async function put(
 			return blobError("write_failed", message);
 		}
 		fsyncDir(dirname(target));
+		ctx.digests.remember(contentKey(fd), got.whole);
 		ctx.note(path, at, landed);
 		return uploadReply(path, at, landed, fstatSync(fd).size, got, linked ? { target } : {});
 	} finally {

@@ -12,6 +12,7 @@ import type { ExtraRoute } from "../core/types.ts";
 import { holding } from "./conn.ts";
 import type { Ctx, Note, Refuse } from "./context.ts";
 import { parseDigest } from "./digest.ts";
+import { DigestCache } from "./digest-cache.ts";
 import { download, Sending } from "./download.ts";
 import { FileLocks } from "./locks.ts";
 import { ownFileOf } from "./own.ts";
@@ -47,6 +48,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 	let uploading = 0;
 	const locks = new FileLocks();
 	const sending = new Sending();
+	const digests = new DigestCache();
 
 	return {
 		methods: BLOB_METHODS,
@@ -71,7 +73,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 				note(path, offset, 0, message);
 				return blobError(code, message, h, extra);
 			};
-			const ctx: Ctx = { note, refuse, log: deps.log };
+			const ctx: Ctx = { note, refuse, log: deps.log, digests };
 			const params = requestTarget(req.url).searchParams;
 			const forbidden = blobRefusal(deps.mode?.() ?? "write", req.method);
 			if (forbidden !== null) return refuse(params.get("path"), null, "forbidden", forbidden);

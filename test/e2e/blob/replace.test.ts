@@ -286,6 +286,16 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		expect(range.headers.get("content-length")).toBe("10");
 		expect((await send("GET", file, null, { "want-repr-digest": "sha-256=0" })).headers.get("repr-digest")).toBeNull();
 		expect((await send("GET", file, null)).headers.get("repr-digest")).toBeNull();
+		// Remembered digests never outlive a change: rewritten in place (same inode, same size) at once after a
+		// PUT and after a GET that hashed, the next answer is the new bytes' digest.
+		const same = join(host.home, "same-size.bin");
+		expect((await send("PUT", same, "aaaa")).status).toBe(200);
+		writeFileSync(same, "bbbb");
+		const afterPut = await send("HEAD", same, null, { "want-repr-digest": "sha-256=1" });
+		expect(afterPut.headers.get("repr-digest")).toBe(sf("bbbb"));
+		writeFileSync(same, "cccc");
+		const afterGet = await send("HEAD", same, null, { "want-repr-digest": "sha-256=1" });
+		expect(afterGet.headers.get("repr-digest")).toBe(sf("cccc"));
 		const bad = await send("GET", file, null, { "want-repr-digest": "sha-256=high" });
 		expect(bad.status).toBe(400);
 		expect(await bad.json()).toMatchObject({ code: "bad_digest" });

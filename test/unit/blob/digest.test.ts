@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { closeSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseDictionary, parseDigest, sfSha256, wantsSha256 } from "../../../src/blob/digest.ts";
+import { contentKey, DigestCache } from "../../../src/blob/digest-cache.ts";
 
 const hex = (s: string) => createHash("sha256").update(s).digest("hex");
 const b64 = (s: string) => createHash("sha256").update(s).digest("base64");
@@ -69,4 +73,25 @@ describe("wantsSha256 (Want-Repr-Digest)", () => {
 	for (const raw of ["sha-256=11", "sha-256=-1", "sha-256=high", "sha-256=:AAAA:", "sha-256=1,"]) {
 		test(`'${raw}' -> bad_digest`, () => expect(wantsSha256(raw)).toMatchObject({ ok: false, code: "bad_digest" }));
 	}
+});
+
+describe("DigestCache", () => {
+	test("bounded at 256 entries, least recently used out first; recall refreshes", () => {
+		const cache = new DigestCache();
+		for (let i = 0; i < 256; i++) cache.remember(`k${i}`, `d${i}`);
+		expect(cache.recall("k0")).toBe("d0");
+		cache.remember("k256", "d256");
+		expect(cache.recall("k1")).toBeUndefined();
+		expect(cache.recall("k0")).toBe("d0");
+		expect(cache.recall("k256")).toBe("d256");
+	});
+	test("the key changes when the file is rewritten in place at the same size", () => {
+		const path = join(mkdtempSync(join(tmpdir(), "a2a-digest-")), "f");
+		writeFileSync(path, "aaaa");
+		const fd = openSync(path, "r");
+		const before = contentKey(fd);
+		writeFileSync(path, "bbbb");
+		expect(contentKey(fd)).not.toBe(before);
+		closeSync(fd);
+	});
 });
