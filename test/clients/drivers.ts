@@ -77,7 +77,7 @@ const baseEnv = (ctx: DriverContext): Record<string, string> => ({
 });
 
 async function exec(cmd: string[], env: Record<string, string>, cwd: string): Promise<void> {
-	const p = Bun.spawn(cmd, { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+	const p = Bun.spawn(cmd, { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 120_000 });
 	const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
 	if ((await p.exited) !== 0) throw new Error(`${cmd.slice(0, 3).join(" ")} exited ${p.exitCode}: ${out}${err}`);
 }
