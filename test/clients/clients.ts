@@ -17,8 +17,6 @@ export interface MatrixClient {
 	packages: string[];
 	era: "2025" | "2026-07-28";
 	driver: Driver;
-	/** Restarts its per-call timer on each progress notification (the long-call test uses one such). */
-	restartsOnProgress?: boolean;
 }
 
 const LIBS = [
@@ -69,7 +67,6 @@ export const CLIENTS: MatrixClient[] = [
 		packages: ["@github/copilot@1.0.102"],
 		era: "2026-07-28",
 		driver: copilotCli,
-		restartsOnProgress: true,
 	},
 	{
 		id: "opencode",
@@ -78,7 +75,6 @@ export const CLIENTS: MatrixClient[] = [
 		packages: ["opencode-ai@1.18.33"],
 		era: "2025",
 		driver: opencode,
-		restartsOnProgress: true,
 	},
 	{
 		id: "ai-sdk",
