@@ -74,7 +74,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const audit = createAuditLog({
 		path: auditPath,
 		log: logLine,
-		token: () => server?.secrets ?? config.token,
+		secrets: () => server?.secrets ?? config.token,
 	});
 	const bridge = new HostBridge(hostAccess(pi));
 	// Extra authenticated routes (contract §3); each feature module plugs in one entry here.
@@ -98,7 +98,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			log: logLine,
 		},
 		{
-			token: config.token,
+			ownerSecret: config.token,
 			tokens: config.tokens,
 			bindHost: config.host,
 			isLoopbackBind: isLoopbackHost(config.host),
@@ -144,7 +144,7 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 	try {
 		const r = await state.endpoint.start(() => open(pi, ctx));
 		if (r && r !== already) {
-			ctx.ui.notify(announcement(r.url, r.server.token), "info");
+			ctx.ui.notify(announcement(r.url, r.server.ownerSecret), "info");
 			ctx.ui.notify(`A2A bridge approval picture (what a remote call meets):\n${r.approvals().join("\n")}`, "info");
 		}
 	} catch (err) {

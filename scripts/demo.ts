@@ -95,12 +95,12 @@ async function main(): Promise<number> {
 		while (!/^ {2}URL: /m.test(hostOut) && host.exitCode === null && Date.now() < deadline) await Bun.sleep(100);
 		const url = hostOut.match(/^ {2}URL: +(\S+)/m)?.[1];
 		if (!url) throw new Error(`the host did not start:\n${hostOut}${await hostErr}`);
-		const token = JSON.parse(readFileSync(join(hostHome, ".omp", "agent", "a2a-bridge.json"), "utf8")).token as string;
-		say(`demo:     the bridge serves ${url} (token ${token.slice(0, 6)}…, from the host's a2a-bridge.json)`);
+		const secret = JSON.parse(readFileSync(join(hostHome, ".omp", "agent", "a2a-bridge.json"), "utf8")).token as string;
+		say(`demo:     the bridge serves ${url} (token ${secret.slice(0, 6)}…, from the host's a2a-bridge.json)`);
 
 		say(`demo: 2/4 scripted model on ${model.url} (no API key): it asks once for mcp__omp_host_bash, then says done`);
 		writeFileSync(join(callerHome, ".omp", "agent", "models.yml"), modelsYml(model.url, "scripted", "scripted/demo"));
-		const mcp = { mcpServers: { "omp-host": { type: "http", url, headers: { Authorization: `Bearer ${token}` } } } };
+		const mcp = { mcpServers: { "omp-host": { type: "http", url, headers: { Authorization: `Bearer ${secret}` } } } };
 		writeFileSync(join(callerHome, ".omp", "agent", "mcp.json"), JSON.stringify(mcp, null, "\t"));
 
 		say(`demo: 3/4 caller: a second omp (-p, print mode) whose ~/.omp/agent/mcp.json names the host (${callerHome})`);

@@ -13,7 +13,7 @@ import { observePid, readRuntime, runtimePath, trustEntry } from "../src/config/
 /** Long enough for someone to answer an approval prompt on the host's terminal. */
 const CALL_TIMEOUT_MS = 5 * 60_000;
 
-function token(): string {
+function secret(): string {
 	const fromEnv = process.env.A2A_BRIDGE_TOKEN;
 	if (fromEnv) return fromEnv;
 	const path = defaultConfigPath();
@@ -93,7 +93,7 @@ async function main(): Promise<number> {
 }
 
 async function probe(url: string): Promise<number> {
-	const auth = { authorization: `Bearer ${token()}` };
+	const auth = { authorization: `Bearer ${secret()}` };
 	const init = await rpc(
 		url,
 		auth,

@@ -30,8 +30,8 @@ export function defaultAuditPath(env: Record<string, string | undefined> = proce
 export interface AuditRecord {
 	id: string;
 	sid: string | null;
-	/** The name of the caller's token (`owner` or a named token), when a caller asked. */
-	token?: string;
+	/** The name of the caller's token (`owner` or a named token), when a caller asked; the line's `token`. */
+	tokenName?: string;
 	client?: string | null;
 	phase: "start" | "done";
 	tool: string;
@@ -41,10 +41,10 @@ export interface AuditRecord {
 	[extra: string]: unknown;
 }
 
-/** The caller's token name and client name, when known (contract §13, §14). */
-const caller = (c: { token?: string; client?: string | null }): Record<string, string> => ({
-	...(c.token !== undefined ? { token: c.token } : {}),
-	...(typeof c.client === "string" ? { client: c.client } : {}),
+/** The caller's token name (the line's `token` field) and client name, when known (contract §13, §14). */
+const caller = (tokenName: string | undefined, client: string | null | undefined): Record<string, string> => ({
+	...(tokenName !== undefined ? { token: tokenName } : {}),
+	...(typeof client === "string" ? { client } : {}),
 });
 
 /**
@@ -52,9 +52,9 @@ const caller = (c: { token?: string; client?: string | null }): Record<string, s
  * still over RECORD_MAX_BYTES keeps only the fixed fields, with `args` as a digest.
  */
 export function recordLine(record: AuditRecord, at: Date, scrub: Scrub = t => t): string {
-	const { id, sid, token: name, client, phase, tool, isError, args, ...rest } = record;
+	const { id, sid, tokenName, client, phase, tool, isError, args, ...rest } = record;
 	// The caller's token name and client name sit next to `sid` (contract §14); absent when unknown.
-	const who = capValue(caller({ token: name, client }), scrub) as Record<string, string>;
+	const who = capValue(caller(tokenName, client), scrub) as Record<string, string>;
 	const head = {
 		ts: at.toISOString(),
 		id: scrub(id),
@@ -72,8 +72,8 @@ export function recordLine(record: AuditRecord, at: Date, scrub: Scrub = t => t)
 export interface AuditOptions {
 	path: string;
 	log: (line: string) => void;
-	/** The live token(s), scrubbed from every line as a last line of defence. */
-	token?: () => string | readonly string[];
+	/** The live secret(s), scrubbed from every line as a last line of defence. */
+	secrets?: () => string | readonly string[];
 	maxBytes?: number;
 	now?: () => Date;
 }
@@ -132,7 +132,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 	};
 
 	const write = (record: AuditRecord): void => {
-		const live = opts.token?.() ?? [];
+		const live = opts.secrets?.() ?? [];
 		const secrets = (typeof live === "string" ? [live] : live).filter(t => t.length > 0);
 		// On the values, before escaping, digests and cuts (contract §16); then once more on the line.
 		const scrub: Scrub = text => secrets.reduce((t, secret) => t.split(secret).join("<token>"), text);
@@ -154,16 +154,26 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		path: opts.path,
 		write,
 		calls: {
-			start: async c => write({ id: c.id, sid: c.sid, phase: "start", tool: c.tool, args: c.args, ...caller(c) }),
+			start: async c =>
+				write({
+					id: c.id,
+					sid: c.sid,
+					tokenName: c.tokenName,
+					client: c.client,
+					phase: "start",
+					tool: c.tool,
+					args: c.args,
+				}),
 			done: async c =>
 				write({
 					id: c.id,
 					sid: c.sid,
+					tokenName: c.tokenName,
+					client: c.client,
 					phase: "done",
 					tool: c.tool,
 					isError: c.isError,
 					args: c.args,
-					...caller(c),
 					...(c.cancelled ? { cancelled: true } : {}),
 				}),
 		},

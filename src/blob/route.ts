@@ -52,10 +52,10 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 
 	return {
 		methods: BLOB_METHODS,
-		handle: async (req, { sid, token, client }) => {
+		handle: async (req, { sid, tokenName, client }) => {
 			const writes = isUpload(req.method);
 			const tool = writes ? "blob:write" : "blob:read";
-			const who = { sid, token, ...(client ? { client } : {}) };
+			const who = { sid, tokenName, ...(client ? { client } : {}) };
 			const note: Note = (path, offset, bytes, error) => {
 				const isError = error !== undefined;
 				const args = writes ? { path, offset, bytes, method: req.method } : { path, offset, bytes };

@@ -1,105 +1,74 @@
 /**
  * Bearer authentication and the DNS-rebinding guard. Policy: deny on failure; a missing Origin
- * passes (non-browser clients send none); the token is compared in constant time over SHA-256
- * digests so neither its content nor its length leaks through timing.
+ * passes (non-browser clients send none); a presented secret is looked up by its SHA-256 digest
+ * (TokenSet), so timing tells nothing about any stored secret.
  */
-import { timingSafeEqual } from "node:crypto";
 
-export type BearerParse = { kind: "missing" } | { kind: "other_scheme" } | { kind: "bearer"; token: string };
+export type BearerParse = { kind: "missing" } | { kind: "other_scheme" } | { kind: "bearer"; secret: string };
 
 const LINE_BREAK = /[\n\r\u2028\u2029]/;
 
 /** Parses an Authorization header value; the scheme is case-insensitive (RFC 7235). */
 export function parseBearer(header: string | null): BearerParse {
 	if (header === null || header.trim() === "") return { kind: "missing" };
-	// What clients send, "Bearer <token>", skips the regex; the result is the same (tested against it).
+	// What clients send, "Bearer <secret>", skips the regex; the result is the same (tested against it).
 	if (header.startsWith("Bearer ") && !LINE_BREAK.test(header))
-		return { kind: "bearer", token: header.slice(7).trim() };
+		return { kind: "bearer", secret: header.slice(7).trim() };
 	const match = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+(.*))?$/.exec(header);
 	const scheme = match?.[1]?.toLowerCase();
 	if (scheme !== "bearer") return { kind: "other_scheme" };
-	return { kind: "bearer", token: (match?.[2] ?? "").trim() };
+	return { kind: "bearer", secret: (match?.[2] ?? "").trim() };
 }
 
-// Bun's one-shot SHA-256 is about 6× cheaper than node:crypto's createHash, and runs on every request.
-const digest = (s: string): Uint8Array => Bun.SHA256.hash(s) as Uint8Array;
-
-// The expected token changes only on rotation: its digest is computed once per value.
-let expectedCache: { token: string; digest: Uint8Array } | null = null;
-const expectedDigest = (token: string): Uint8Array => {
-	if (expectedCache?.token !== token) expectedCache = { token, digest: digest(token) };
-	return expectedCache.digest;
-};
-
-export function tokensEqual(presented: string, expected: string): boolean {
-	return timingSafeEqual(digest(presented), expectedDigest(expected));
-}
-
-/** Short non-secret fingerprint, used to bind sessions to the token that created them. */
-export function tokenFingerprint(token: string): string {
-	return Buffer.from(digest(token)).toString("hex").slice(0, 16);
-}
-
-export type AuthResult = { ok: true } | { ok: false; kind: "unauthorized" | "invalid_token" };
-
-export function checkAuth(header: string | null, expected: string): AuthResult {
-	const parsed = parseBearer(header);
-	if (parsed.kind !== "bearer" || parsed.token === "") return { ok: false, kind: "unauthorized" };
-	return tokensEqual(parsed.token, expected) ? { ok: true } : { ok: false, kind: "invalid_token" };
-}
-
-/** Who presented a token: its name (`owner` or a named token's) and the digest sessions are bound to. */
+/** Who presented a secret: its token's name (`owner` or a named token's) and the digest sessions are bound to. */
 export interface Identity {
-	name: string;
-	fingerprint: string;
+	tokenName: string;
+	secretDigest: string;
 }
 
 /**
- * Every live token, looked up by the base64 SHA-256 of the presented value. A Map keyed by digest
+ * Every live token, looked up by the base64 SHA-256 of the presented secret. A Map keyed by digest
  * costs the same for 1 or 256 tokens, and its timing leaks nothing useful: the caller controls the
  * preimage, not the digest, so learning how a digest compares to a stored one needs a preimage.
  */
 export class TokenSet {
 	readonly #nameByDigest = new Map<string, string>();
-	readonly #byName = new Map<string, { token: string; fingerprint: string }>();
+	readonly #byName = new Map<string, { secret: string; secretDigest: string }>();
 
+	/** `token` is the config file's field name for a secret (`tokens[].token`). */
 	constructor(tokens: ReadonlyArray<{ name: string; token: string }>) {
 		for (const t of tokens) this.set(t.name, t.token);
 	}
 
-	static digest(token: string): string {
-		return Bun.SHA256.hash(token, "base64");
+	static digest(secret: string): string {
+		return Bun.SHA256.hash(secret, "base64");
 	}
 
 	identify(presented: string): Identity | null {
-		const fingerprint = TokenSet.digest(presented);
-		const name = this.#nameByDigest.get(fingerprint);
-		return name === undefined ? null : { name, fingerprint };
+		const secretDigest = TokenSet.digest(presented);
+		const tokenName = this.#nameByDigest.get(secretDigest);
+		return tokenName === undefined ? null : { tokenName, secretDigest };
 	}
 
-	/** Adds `name`, or gives it a new secret (the old one stops working at once). */
-	set(name: string, token: string): void {
+	/** Adds the token `name`, or gives it a new secret (the old one stops working at once). */
+	set(name: string, secret: string): void {
 		const old = this.#byName.get(name);
-		if (old) this.#nameByDigest.delete(old.fingerprint);
-		const fingerprint = TokenSet.digest(token);
-		this.#byName.set(name, { token, fingerprint });
-		this.#nameByDigest.set(fingerprint, name);
+		if (old) this.#nameByDigest.delete(old.secretDigest);
+		const secretDigest = TokenSet.digest(secret);
+		this.#byName.set(name, { secret, secretDigest });
+		this.#nameByDigest.set(secretDigest, name);
 	}
 
 	remove(name: string): boolean {
 		const old = this.#byName.get(name);
 		if (!old) return false;
 		this.#byName.delete(name);
-		this.#nameByDigest.delete(old.fingerprint);
+		this.#nameByDigest.delete(old.secretDigest);
 		return true;
 	}
 
 	secret(name: string): string | undefined {
-		return this.#byName.get(name)?.token;
-	}
-
-	fingerprint(name: string): string | undefined {
-		return this.#byName.get(name)?.fingerprint;
+		return this.#byName.get(name)?.secret;
 	}
 
 	names(): string[] {
@@ -107,7 +76,7 @@ export class TokenSet {
 	}
 
 	secrets(): string[] {
-		return [...this.#byName.values()].map(v => v.token);
+		return [...this.#byName.values()].map(v => v.secret);
 	}
 }
 
@@ -115,8 +84,8 @@ export type AuthOutcome = { ok: true; who: Identity } | { ok: false; kind: "unau
 
 export function authenticate(header: string | null, tokens: TokenSet): AuthOutcome {
 	const parsed = parseBearer(header);
-	if (parsed.kind !== "bearer" || parsed.token === "") return { ok: false, kind: "unauthorized" };
-	const who = tokens.identify(parsed.token);
+	if (parsed.kind !== "bearer" || parsed.secret === "") return { ok: false, kind: "unauthorized" };
+	const who = tokens.identify(parsed.secret);
 	return who === null ? { ok: false, kind: "invalid_token" } : { ok: true, who };
 }
 

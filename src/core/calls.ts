@@ -54,7 +54,7 @@ export class CallTable {
 
 	/** Cancels every call made with the token `name` (revoked or rotated). */
 	cancelToken(name: string): void {
-		for (const call of this.inFlight.values()) if (call.token === name) abort(call);
+		for (const call of this.inFlight.values()) if (call.tokenName === name) abort(call);
 	}
 
 	cancelAll(): void {
@@ -81,7 +81,7 @@ export class CallTable {
 		const call: InFlightCall = {
 			id: callId,
 			sid: caller.sid,
-			token: caller.token,
+			tokenName: caller.tokenName,
 			client: caller.client,
 			tool: name,
 			startedAt: this.#now(),
@@ -92,8 +92,8 @@ export class CallTable {
 		// Legacy era only: there a caller that goes away does not cancel (modern: closing is the cancel).
 		const unwatch = req && !modern ? watchCaller(req.signal, call) : noop;
 		const release = req ? holdOpen(req) : noop;
-		const token = progressTokenOf(params);
-		const sse = token !== null && acceptsEventStream(accept) ? openSseCall(token, this.#sse) : null;
+		const progressToken = progressTokenOf(params);
+		const sse = progressToken !== null && acceptsEventStream(accept) ? openSseCall(progressToken, this.#sse) : null;
 		const ended = (still: Promise<unknown> | null) => {
 			this.inFlight.delete(key);
 			if (still !== null) this.#holdSlot(call, still);

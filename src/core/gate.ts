@@ -30,11 +30,11 @@ export class Gate {
 	constructor(opts: ServerOptions, log: (line: string) => void) {
 		this.#opts = opts;
 		this.#log = log;
-		this.tokens = new TokenSet([{ name: OWNER, token: opts.token }, ...(opts.tokens ?? [])]);
+		this.tokens = new TokenSet([{ name: OWNER, token: opts.ownerSecret }, ...(opts.tokens ?? [])]);
 	}
 
-	/** The owner token. */
-	get token(): string {
+	/** The owner token's secret. */
+	get ownerSecret(): string {
 		return this.tokens.secret(OWNER) ?? "";
 	}
 
@@ -66,7 +66,7 @@ export class Gate {
 			: refuse(route, "method_not_allowed", { allow: allowed.join(", ") });
 	}
 
-	/** The caller's token name and digest, or the 401 to answer with. */
+	/** The caller's token name and secret digest, or the 401 to answer with. */
 	auth(req: Request, route: Route): Identity | Response {
 		const r = authenticate(req.headers.get("authorization"), this.tokens);
 		if (r.ok) return r.who;

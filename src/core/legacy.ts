@@ -58,7 +58,7 @@ export class LegacyMcp {
 	#guardSession(req: Request, who: Identity, id: RpcId | null = null): Session | Response {
 		const sid = req.headers.get("mcp-session-id");
 		if (sid === null || sid === "") return rpcError("session_required", id);
-		const found = this.#d.sessions.touch(sid, who.fingerprint);
+		const found = this.#d.sessions.touch(sid, who.secretDigest);
 		return found.ok ? found.session : rpcError("session_not_found", id);
 	}
 
@@ -67,7 +67,7 @@ export class LegacyMcp {
 		const version =
 			typeof asked === "string" && (SUPPORTED_VERSIONS as readonly string[]).includes(asked) ? asked : LATEST_VERSION;
 		const client = clientName(params?.clientInfo);
-		const session = this.#d.sessions.create(who.fingerprint, version, { token: who.name, client });
+		const session = this.#d.sessions.create(who.secretDigest, version, { tokenName: who.tokenName, client });
 		const result = {
 			protocolVersion: version,
 			capabilities: { tools: { listChanged: false } },
@@ -98,7 +98,7 @@ export class LegacyMcp {
 			case "tools/list":
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call": {
-				const caller = { sid: session.sid, token: session.token, client: session.client };
+				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
 				return this.#d.calls.start(msg.id, msg.params, caller, accept(req), undefined, req);
 			}
 			default:

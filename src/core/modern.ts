@@ -53,7 +53,7 @@ export class ModernMcp {
 			case "tools/list":
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call":
-				return this.#call(msg.id, msg.params, { sid: null, token: who.name, client: check.client }, req);
+				return this.#call(msg.id, msg.params, { sid: null, tokenName: who.tokenName, client: check.client }, req);
 			default:
 				return rpcError("modern_method_not_found", msg.id);
 		}

@@ -54,7 +54,7 @@ export interface SseCall {
 	finish(final: unknown | null): Promise<void>;
 }
 
-export function openSseCall(token: ProgressToken, timings: SseTimings = {}): SseCall {
+export function openSseCall(progressToken: ProgressToken, timings: SseTimings = {}): SseCall {
 	const minInterval = timings.minIntervalMs ?? PROGRESS_MIN_INTERVAL_MS;
 	const keepaliveMs = timings.keepaliveMs ?? KEEPALIVE_MS;
 	const heartbeatMs = timings.heartbeatMs ?? HEARTBEAT_MS;
@@ -101,7 +101,7 @@ export function openSseCall(token: ProgressToken, timings: SseTimings = {}): Sse
 			{
 				jsonrpc: "2.0",
 				method: "notifications/progress",
-				params: { progressToken: token, progress: counter + 1, message },
+				params: { progressToken, progress: counter + 1, message },
 			},
 			always,
 		);

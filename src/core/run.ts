@@ -21,7 +21,14 @@ export interface CallRun {
  */
 export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallOutcome | null> {
 	const { call, args, sse, caller, closed, ended } = run;
-	const record = { id: call.id, sid: call.sid, token: caller.token, client: caller.client, tool: call.tool, args };
+	const record = {
+		id: call.id,
+		sid: call.sid,
+		tokenName: caller.tokenName,
+		client: caller.client,
+		tool: call.tool,
+		args,
+	};
 	const onClose = () => abort(call);
 	if (closed?.aborted) abort(call);
 	closed?.addEventListener("abort", onClose, { once: true });
@@ -36,7 +43,6 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 				name: call.tool,
 				args,
 				signal: call.controller.signal,
-				sid: call.sid,
 				caller,
 				...(sse ? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() } : {}),
 			});

@@ -64,8 +64,8 @@ export class BridgeServer {
 		return this.calls.callsServed;
 	}
 
-	get token(): string {
-		return this.#gate.token;
+	get ownerSecret(): string {
+		return this.#gate.ownerSecret;
 	}
 
 	/** Names of the live tokens, `owner` first. */
@@ -86,9 +86,9 @@ export class BridgeServer {
 	 * Adds a token, or replaces its secret (`/a2a rotate`). A replaced token's sessions and calls in
 	 * flight end at once; every other token is untouched.
 	 */
-	setToken(name: string, token: string): void {
+	setToken(name: string, secret: string): void {
 		const replacing = this.#gate.tokens.secret(name) !== undefined;
-		this.#gate.tokens.set(name, token);
+		this.#gate.tokens.set(name, secret);
 		if (replacing) this.#endToken(name);
 	}
 
@@ -148,10 +148,10 @@ export class BridgeServer {
 		const sid = req.headers.get("mcp-session-id");
 		// Only a session this same token opened is named in the route's audit record.
 		const session = sid === null ? undefined : this.sessions.peek(sid);
-		const own = session?.fingerprint === who.fingerprint ? session : undefined;
+		const own = session?.secretDigest === who.secretDigest ? session : undefined;
 		const handler = this.#opts.routes?.[route];
 		return handler
-			? handler.handle(req, { sid: own?.sid ?? null, token: who.name, client: own?.client ?? null })
+			? handler.handle(req, { sid: own?.sid ?? null, tokenName: who.tokenName, client: own?.client ?? null })
 			: notFound();
 	}
 }

@@ -1,7 +1,7 @@
 /**
  * MCP sessions, in memory only. Invariants: at most `max` live entries (the least recently seen
  * is evicted first); an entry idle longer than `ttlMs` is gone; a session answers only to the
- * token fingerprint that created it. Map insertion order doubles as the recency list.
+ * digest of the secret that created it. Map insertion order doubles as the recency list.
  */
 import { randomUUID } from "node:crypto";
 
@@ -10,9 +10,10 @@ export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface Session {
 	sid: string;
-	fingerprint: string;
+	/** SHA-256 of the secret that opened it: a rotated secret no longer reaches it. */
+	secretDigest: string;
 	/** The name of the token that opened it (`owner` or a named token). */
-	token: string;
+	tokenName: string;
 	/** The client's `clientInfo.name` from `initialize`, cleaned for display, or null. */
 	client: string | null;
 	protocolVersion: string;
@@ -44,9 +45,9 @@ export class SessionTable {
 	}
 
 	create(
-		fingerprint: string,
+		secretDigest: string,
 		protocolVersion: string,
-		who: { token: string; client: string | null } = { token: "owner", client: null },
+		who: { tokenName: string; client: string | null } = { tokenName: "owner", client: null },
 	): Session {
 		this.#sweep();
 		while (this.#byId.size >= this.#max) {
@@ -62,13 +63,13 @@ export class SessionTable {
 			this.#end(victim);
 		}
 		const now = this.#now();
-		const session = { sid: randomUUID(), fingerprint, ...who, protocolVersion, createdAt: now, lastSeen: now };
+		const session = { sid: randomUUID(), secretDigest, ...who, protocolVersion, createdAt: now, lastSeen: now };
 		this.#byId.set(session.sid, session);
 		return session;
 	}
 
 	/** Finds a live session for this token and refreshes its idle timer. */
-	touch(sid: string, fingerprint: string): SessionLookup {
+	touch(sid: string, secretDigest: string): SessionLookup {
 		const session = this.#byId.get(sid);
 		if (!session) return { ok: false };
 		const now = this.#now();
@@ -76,16 +77,11 @@ export class SessionTable {
 			this.#end(sid);
 			return { ok: false };
 		}
-		if (session.fingerprint !== fingerprint) return { ok: false };
+		if (session.secretDigest !== secretDigest) return { ok: false };
 		session.lastSeen = now;
 		this.#byId.delete(sid);
 		this.#byId.set(sid, session);
 		return { ok: true, session };
-	}
-
-	/** Peeks without refreshing: lets callers record only ids the bridge itself issued. */
-	has(sid: string): boolean {
-		return this.peek(sid) !== undefined;
 	}
 
 	/** The live session without refreshing it, or undefined. */
@@ -100,7 +96,7 @@ export class SessionTable {
 	byToken(): Map<string, Session[]> {
 		this.#sweep();
 		const out = new Map<string, Session[]>();
-		for (const s of this.#byId.values()) out.set(s.token, [...(out.get(s.token) ?? []), s]);
+		for (const s of this.#byId.values()) out.set(s.tokenName, [...(out.get(s.tokenName) ?? []), s]);
 		return out;
 	}
 
@@ -108,7 +104,7 @@ export class SessionTable {
 	endToken(name: string): number {
 		let n = 0;
 		for (const [sid, s] of [...this.#byId]) {
-			if (s.token === name) {
+			if (s.tokenName === name) {
 				this.#end(sid);
 				n++;
 			}
@@ -120,18 +116,6 @@ export class SessionTable {
 		if (!this.#byId.has(sid)) return false;
 		this.#end(sid);
 		return true;
-	}
-
-	/** Ends every session not created with `fingerprint` (after a token rotation). */
-	revokeExcept(fingerprint: string): number {
-		let n = 0;
-		for (const [sid, s] of [...this.#byId]) {
-			if (s.fingerprint !== fingerprint) {
-				this.#end(sid);
-				n++;
-			}
-		}
-		return n;
 	}
 
 	#end(sid: string): void {

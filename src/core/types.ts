@@ -33,7 +33,7 @@ export interface ToolCallOutcome {
 /** Who made a call: the session (null in the 2026-07-28 era), the token's name and the client's name. */
 export interface CallerInfo {
 	sid: string | null;
-	token: string;
+	tokenName: string;
 	client: string | null;
 }
 
@@ -42,7 +42,6 @@ export interface ToolCallRequest {
 	name: string;
 	args: Record<string, unknown>;
 	signal: AbortSignal;
-	sid: string | null;
 	caller: CallerInfo;
 	/** Present in SSE mode: the call's cumulative output so far. */
 	onProgress?: (text: string) => void;
@@ -57,13 +56,13 @@ export interface CallAudit {
 		sid: string | null;
 		tool: string;
 		args: unknown;
-		token?: string;
+		tokenName?: string;
 		client?: string | null;
 	}): Promise<void>;
 	done(call: {
 		id: string;
 		sid: string | null;
-		token?: string;
+		tokenName?: string;
 		client?: string | null;
 		tool: string;
 		args: unknown;
@@ -90,9 +89,9 @@ export interface ExtraRoute {
 }
 
 export interface ServerOptions {
-	/** The owner token (audit name `owner`). */
-	token: string;
-	/** Named tokens beside it (contract §14): each with the same reach, told apart in audit and `/a2a`. */
+	/** The owner token's secret (token name `owner`). */
+	ownerSecret: string;
+	/** Named tokens beside it (contract §14), as the config file spells them (`token` is the secret). */
 	tokens?: ReadonlyArray<{ name: string; token: string }>;
 	bindHost: string;
 	isLoopbackBind: boolean;
@@ -108,7 +107,7 @@ export interface InFlightCall {
 	id: string;
 	sid: string | null;
 	/** The name of the token that made the call. */
-	token: string;
+	tokenName: string;
 	client: string | null;
 	tool: string;
 	startedAt: number;

@@ -38,7 +38,7 @@ const MAX_DECISION_DETAIL = 160;
 function callerText(prompt: ApprovalPrompt): string {
 	const c = prompt.caller;
 	if (!c) return "";
-	return ` from token ${showSafely(c.token, 80)}${c.client ? `, client ${showSafely(c.client, 80)}` : ""}`;
+	return ` from token ${showSafely(c.tokenName, 80)}${c.client ? `, client ${showSafely(c.client, 80)}` : ""}`;
 }
 
 /** What the host's prompts meet under each --approvals mode (the banner's last picture line). */

@@ -8,7 +8,7 @@ export interface ApprovalPrompt {
 	/** Lines under the title, e.g. `Command: make` or `Path: /tmp/x`. */
 	details: string[];
 	/** Whose remote call this is, when the bridge labelled it (token name, client name). */
-	caller?: { token: string; client: string | null };
+	caller?: { tokenName: string; client: string | null };
 }
 
 export type HostFrame =
@@ -34,7 +34,7 @@ export function parseApprovalTitle(title: string): Omit<ApprovalPrompt, "id"> {
 	const lines = title.split("\n");
 	const label = PROMPT_LABEL.exec(lines.at(-1) ?? "");
 	if (label?.[1]) lines.pop();
-	const caller = label?.[1] ? { caller: { token: label[1], client: label[2] ?? null } } : {};
+	const caller = label?.[1] ? { caller: { tokenName: label[1], client: label[2] ?? null } } : {};
 	const [first = "", ...rest] = lines;
 	const m = /^Allow tool: (.+)$/.exec(first);
 	return m?.[1]
@@ -78,7 +78,7 @@ export const promptFrame = (id: string, message: string): string =>
 /** Whose remote call an approval prompt belongs to, as the bridge announces it just before the prompt. */
 export interface ParsedLabel {
 	tool: string;
-	token: string;
+	tokenName: string;
 	client: string | null;
 }
 
@@ -87,7 +87,7 @@ const LABEL = /^A2A remote call: (\S+) — token (\S+)(?:, client (.+))? awaits 
 /** The bridge's `A2A remote call: <tool> — token <name>[, client <client>] awaits approval`, or null. */
 export function parseCallerLabel(message: string): ParsedLabel | null {
 	const m = LABEL.exec(message);
-	return m?.[1] && m[2] ? { tool: m[1], token: m[2], client: m[3] ?? null } : null;
+	return m?.[1] && m[2] ? { tool: m[1], tokenName: m[2], client: m[3] ?? null } : null;
 }
 
 /** The bridge's approval picture at start (`A2A bridge approval picture …` then one line each). */

@@ -20,10 +20,10 @@ export class LabelQueue {
 	}
 
 	/** The caller of the next prompt for `tool`, or undefined when the bridge did not label one. */
-	take(tool: string): { token: string; client: string | null } | undefined {
+	take(tool: string): { tokenName: string; client: string | null } | undefined {
 		const i = this.#pending.findIndex(l => l.tool === tool);
 		if (i < 0) return undefined;
 		const [label] = this.#pending.splice(i, 1);
-		return label ? { token: label.token, client: label.client } : undefined;
+		return label ? { tokenName: label.tokenName, client: label.client } : undefined;
 	}
 }

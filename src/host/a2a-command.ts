@@ -28,11 +28,11 @@ export interface CommandTarget {
 
 type Notify = (text: string, level: "info" | "warning" | "error") => void;
 
-/** The config as it is live: the file ops keep disk and memory in step from it. */
+/** The config as it is live (file field names: `token` holds a secret): file ops keep disk and memory in step. */
 function liveConfig(r: CommandTarget): BridgeConfig {
 	const named = r.server.tokenNames().filter(n => n !== OWNER);
 	const tokens = named.map(name => ({ name, token: r.server.secretOf(name) ?? "" }));
-	return { ...r.config, token: r.server.token, tokens };
+	return { ...r.config, token: r.server.ownerSecret, tokens };
 }
 
 function perToken(r: CommandTarget): NonNullable<BridgeStatus["perToken"]> {
@@ -48,13 +48,13 @@ function status(r: CommandTarget, takeover: string): string {
 	const now = Date.now();
 	return statusText({
 		url: r.url,
-		token: r.server.token,
+		ownerSecret: r.server.ownerSecret,
 		sessions: r.server.sessions.size,
 		callsServed: r.server.callsServed,
 		inFlight: [...r.server.inFlight.values()].map(c => ({
 			tool: c.tool,
 			ageMs: now - c.startedAt,
-			token: c.token,
+			tokenName: c.tokenName,
 			client: c.client,
 			...(c.cancelled ? { note: "cancelled, still stopping" } : c.abandoned ? { note: "abandoned by its caller" } : {}),
 		})),
@@ -78,15 +78,15 @@ function onDisk<T>(notify: Notify, what: string, change: () => T): T | undefined
 function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 	const [verb, name, ...rest] = words;
 	if (verb === undefined) {
-		notify(r.server.token, "info");
+		notify(r.server.ownerSecret, "info");
 	} else if ((verb !== "add" && verb !== "revoke") || name === undefined || rest.length > 0) {
 		notify(`A2A bridge: ${TOKENS_USAGE}`, "error");
 	} else if (verb === "add") {
-		const token = onDisk(notify, "token not added", () => addToken(r.configPath, liveConfig(r), name));
-		if (token === undefined) return;
-		r.server.setToken(name, token);
+		const secret = onDisk(notify, "token not added", () => addToken(r.configPath, liveConfig(r), name));
+		if (secret === undefined) return;
+		r.server.setToken(name, secret);
 		notify(
-			`A2A bridge: token '${name}' is live (full reach of this host, like every token). Shown once:\n${token}\n` +
+			`A2A bridge: token '${name}' is live (full reach of this host, like every token). Shown once:\n${secret}\n` +
 				`Its mcpServers entry: /a2a mcp-json ${name}`,
 			"info",
 		);
@@ -126,9 +126,9 @@ export async function a2aCommand(
 		const secret = r.server.secretOf(name) ?? "";
 		return notify(mcpJson(r.url, secret, name === OWNER ? "omp-host" : `omp-host-${name}`), "info");
 	}
-	const token = onDisk(notify, "token not rotated", () => rotateToken(r.configPath, liveConfig(r), name));
-	if (token === undefined) return;
-	r.server.setToken(name, token);
+	const secret = onDisk(notify, "token not rotated", () => rotateToken(r.configPath, liveConfig(r), name));
+	if (secret === undefined) return;
+	r.server.setToken(name, secret);
 	const who = name === OWNER ? "new token" : `new secret for '${name}'`;
-	notify(`A2A bridge: ${who} ${tokenPrefix(token)} is live; the old one and its sessions are refused`, "info");
+	notify(`A2A bridge: ${who} ${tokenPrefix(secret)} is live; the old one and its sessions are refused`, "info");
 }

@@ -12,11 +12,12 @@ export const MCP_JSON_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 export interface BridgeStatus {
 	url: string;
-	token: string;
+	/** The owner token's secret (only its prefix is shown). */
+	ownerSecret: string;
 	sessions: number;
 	callsServed: number;
 	/** `note`: why a call still runs though its caller is answered or gone (contract §15). */
-	inFlight: Array<{ tool: string; ageMs: number; token?: string; client?: string | null; note?: string }>;
+	inFlight: Array<{ tool: string; ageMs: number; tokenName?: string; client?: string | null; note?: string }>;
 	takeover: string;
 	auditPath: string;
 	/** Per token name: its live sessions' count and the clients they named (contract §14). */
@@ -25,14 +26,14 @@ export interface BridgeStatus {
 	approvals?: string[];
 }
 
-export const tokenPrefix = (token: string): string => `${token.slice(0, 6)}…`;
+export const tokenPrefix = (secret: string): string => `${secret.slice(0, 6)}…`;
 
-export function announcement(url: string, token: string): string {
-	return `A2A bridge listening on ${url} (token ${tokenPrefix(token)})`;
+export function announcement(url: string, ownerSecret: string): string {
+	return `A2A bridge listening on ${url} (token ${tokenPrefix(ownerSecret)})`;
 }
 
 const callLabel = (c: BridgeStatus["inFlight"][number]): string => {
-	const who = [c.token ? `token ${showSafely(c.token, 80)}` : "", c.client ? `client ${showSafely(c.client, 80)}` : ""]
+	const who = [c.tokenName ? `token ${showSafely(c.tokenName, 80)}` : "", c.client ? `client ${showSafely(c.client, 80)}` : ""]
 		.filter(Boolean)
 		.join(", ");
 	return `${showSafely(c.tool, 120)} (${Math.round(c.ageMs / 1000)} s${c.note ? `, ${c.note}` : ""}${who ? `, ${who}` : ""})`;
@@ -46,7 +47,7 @@ export function statusText(s: BridgeStatus): string {
 	});
 	return [
 		`A2A bridge: ${s.url}`,
-		`token: ${tokenPrefix(s.token)}`,
+		`token: ${tokenPrefix(s.ownerSecret)}`,
 		`sessions: ${s.sessions}/${MAX_SESSIONS}`,
 		...(perToken.length > 0 ? ["sessions per token:", ...perToken] : []),
 		`calls served: ${s.callsServed}`,
@@ -67,10 +68,10 @@ export function tokensText(rows: NonNullable<BridgeStatus["perToken"]>): string 
 }
 
 /** A ready-to-paste `mcpServers` entry for `~/.omp/agent/mcp.json` (and clients with the same shape). */
-export function mcpJson(url: string, token: string, name = "omp-host"): string {
+export function mcpJson(url: string, secret: string, name = "omp-host"): string {
 	const entry = {
 		mcpServers: {
-			[name]: { type: "http", url, headers: { Authorization: `Bearer ${token}` }, timeout: MCP_JSON_TIMEOUT_MS },
+			[name]: { type: "http", url, headers: { Authorization: `Bearer ${secret}` }, timeout: MCP_JSON_TIMEOUT_MS },
 		},
 	};
 	return JSON.stringify(entry, null, 2);

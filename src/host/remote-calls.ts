@@ -12,14 +12,14 @@ import type { CallerInfo, ToolCallRequest } from "../core/types.ts";
 import { showSafely } from "../text/show.ts";
 
 /** The last line of a remote call's approval prompt (see prompt-signal.ts); read back by the headless host. */
-export function promptLabel(caller: Pick<CallerInfo, "token" | "client">): string {
-	return `Remote call (A2A): token ${showSafely(caller.token, 80)}${caller.client ? `, client ${showSafely(caller.client, 80)}` : ""}`;
+export function promptLabel(caller: Pick<CallerInfo, "tokenName" | "client">): string {
+	return `Remote call (A2A): token ${showSafely(caller.tokenName, 80)}${caller.client ? `, client ${showSafely(caller.client, 80)}` : ""}`;
 }
 
 /** The notice before a remote call's approval prompt. Token names and tool names hold no spaces. */
-export function callerLabel(tool: string, caller: Pick<CallerInfo, "token" | "client">): string {
+export function callerLabel(tool: string, caller: Pick<CallerInfo, "tokenName" | "client">): string {
 	const client = caller.client ? `, client ${showSafely(caller.client, 80)}` : "";
-	return `A2A remote call: ${showSafely(tool, 120)} — token ${showSafely(caller.token, 80)}${client} awaits approval`;
+	return `A2A remote call: ${showSafely(tool, 120)} — token ${showSafely(caller.tokenName, 80)}${client} awaits approval`;
 }
 
 export class RemoteCalls {

@@ -23,7 +23,7 @@ export function createHostLlmRoute(takeover: Takeover): ExtraRoute {
 		Response.json({ ...extra, error: message, code }, { status });
 	return {
 		methods: ["GET", "POST"],
-		async handle(req, { sid, token }) {
+		async handle(req, { sid, tokenName }) {
 			if (req.method === "GET") return Response.json(takeover.state());
 			const text = await readSmallBody(req);
 			if (text === null) return error(413, "body_too_large", `request body larger than ${MAX_BODY_BYTES} bytes`);
@@ -37,7 +37,7 @@ export function createHostLlmRoute(takeover: Takeover): ExtraRoute {
 			if (typeof body !== "object" || Array.isArray(body) || typeof enabled !== "boolean") {
 				return error(400, "invalid_body", "field 'enabled' must be a boolean");
 			}
-			const r = takeover.toggle(enabled, sid, token);
+			const r = takeover.toggle(enabled, sid, tokenName);
 			return r.ok ? Response.json(r.value) : error(409, r.code, r.message, takeover.state());
 		},
 	};

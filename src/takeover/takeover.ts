@@ -49,11 +49,11 @@ export class Takeover {
 		return s.enabled ? "allow" : s.degraded ? "deny (tripwire only)" : "deny";
 	}
 
-	/** Sets the switch and writes its one audit record; `sid` and `token` are absent when no caller asked. */
-	toggle(enabled: boolean, sid: string | null, token?: string): Result<HostLlmState> {
+	/** Sets the switch and writes its one audit record; `sid` and `tokenName` are absent when no caller asked. */
+	toggle(enabled: boolean, sid: string | null, tokenName?: string): Result<HostLlmState> {
 		const r: Result<unknown> = enabled ? { ok: true, value: this.restore() } : this.arm();
 		const isError = !r.ok;
-		const who = token === undefined ? { sid } : { sid, token };
+		const who = tokenName === undefined ? { sid } : { sid, tokenName };
 		this.#audit({ id: crypto.randomUUID(), ...who, phase: "done", tool: "host_llm", isError, args: { enabled } });
 		if (!r.ok) this.#host.log(`a2a-bridge takeover: not armed: ${r.message}`);
 		return r.ok ? { ok: true, value: this.state() } : r;

@@ -113,7 +113,7 @@ describe("createAuditLog records", () => {
 	test("token getter -> the live token never reaches the file", async () => {
 		const p = join(dir, "audit.log");
 		let token = "tok_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"; // 43 chars
-		const log = createAuditLog({ path: p, log: () => {}, token: () => token });
+		const log = createAuditLog({ path: p, log: () => {}, secrets: () => token });
 		await log.calls.start({ id: "i", sid: SID, tool: "bash", args: { command: `curl -H 'Bearer ${token}' x` } });
 		const first = token;
 		token = "tok_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB";
@@ -134,7 +134,7 @@ describe("createAuditLog records", () => {
 	test('issue 20 item 8: a secret with \\ and ", or cut by the 1 KiB args limit, leaves no whole, escaped or cut copy', async () => {
 		const p = join(dir, "audit.log");
 		const secret = 'q\\"uote\\back\\slash"-0123456789abcdefghijklmnopqrstuv';
-		const log = createAuditLog({ path: p, log: () => {}, token: () => [secret] });
+		const log = createAuditLog({ path: p, log: () => {}, secrets: () => [secret] });
 		// Placed so that the serialized args are cut in the middle of where the secret sits.
 		for (let pad = 960; pad <= 1020; pad += 6) {
 			const args = {

@@ -36,7 +36,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 	) =>
 		route.handle(new Request(`http://127.0.0.1:9/blob?${query}`, { method, body: body ?? null, headers }), {
 			sid: "sid-1",
-			token: "owner",
+			tokenName: "owner",
 			client: null,
 		});
 	/** A request body the test feeds by hand: `push.enqueue`, `push.close()`, `push.error()`. */
@@ -74,7 +74,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 			{
 				id: expect.any(String),
 				sid: "sid-1",
-				token: "owner",
+				tokenName: "owner",
 				phase: "done",
 				tool: "blob:write",
 				isError: false,

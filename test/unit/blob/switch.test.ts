@@ -45,7 +45,7 @@ describe("createBlobRoute with the switch", () => {
 	const call = (mode: BlobMode, method: string, body?: string) =>
 		route(mode).handle(new Request(`http://127.0.0.1:9/blob?path=g.txt`, { method, body: body ?? null }), {
 			sid: null,
-			token: "ci",
+			tokenName: "ci",
 			client: null,
 		});
 
@@ -57,12 +57,12 @@ describe("createBlobRoute with the switch", () => {
 			code: "forbidden",
 		});
 		expect(existsSync(join(dir, "g.txt"))).toBe(false);
-		expect(audits).toEqual([expect.objectContaining({ tool: "blob:write", token: "ci", isError: true })]);
+		expect(audits).toEqual([expect.objectContaining({ tool: "blob:write", tokenName: "ci", isError: true })]);
 	});
 	test("off: download -> 403 forbidden before the path is even looked at", async () => {
 		const res = await route("off").handle(new Request("http://127.0.0.1:9/blob?path=f.txt"), {
 			sid: null,
-			token: "ci",
+			tokenName: "ci",
 			client: null,
 		});
 		expect(res.status).toBe(403);
@@ -71,7 +71,7 @@ describe("createBlobRoute with the switch", () => {
 	test("read: download still served", async () => {
 		const res = await route("read").handle(new Request("http://127.0.0.1:9/blob?path=f.txt"), {
 			sid: null,
-			token: "ci",
+			tokenName: "ci",
 			client: null,
 		});
 		expect(res.status).toBe(200);

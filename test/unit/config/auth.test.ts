@@ -1,14 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import {
+	authenticate,
 	type BearerParse,
-	checkAuth,
 	checkHostOrigin,
 	type HostOriginResult,
 	hostName,
 	parseBearer,
-	tokenFingerprint,
-	tokensEqual,
+	TokenSet,
 } from "../../../src/config/auth.ts";
 
 const TOKEN = "t0k3n-0123456789abcdefghijklmnopqrstuvwxyz"; // 42 chars
@@ -21,15 +20,15 @@ describe("parseBearer", () => {
 		["Basic dXNlcjpwdw==", { kind: "other_scheme" }],
 		["Token abc", { kind: "other_scheme" }],
 		["Bearerabc", { kind: "other_scheme" }],
-		["Bearer abc", { kind: "bearer", token: "abc" }],
-		["bearer abc", { kind: "bearer", token: "abc" }],
-		["BEARER abc", { kind: "bearer", token: "abc" }],
-		["BeArEr abc", { kind: "bearer", token: "abc" }],
-		["Bearer    abc   ", { kind: "bearer", token: "abc" }],
-		["  Bearer abc", { kind: "bearer", token: "abc" }],
-		["Bearer\tabc", { kind: "bearer", token: "abc" }],
-		["Bearer", { kind: "bearer", token: "" }],
-		["Bearer   ", { kind: "bearer", token: "" }],
+		["Bearer abc", { kind: "bearer", secret: "abc" }],
+		["bearer abc", { kind: "bearer", secret: "abc" }],
+		["BEARER abc", { kind: "bearer", secret: "abc" }],
+		["BeArEr abc", { kind: "bearer", secret: "abc" }],
+		["Bearer    abc   ", { kind: "bearer", secret: "abc" }],
+		["  Bearer abc", { kind: "bearer", secret: "abc" }],
+		["Bearer\tabc", { kind: "bearer", secret: "abc" }],
+		["Bearer", { kind: "bearer", secret: "" }],
+		["Bearer   ", { kind: "bearer", secret: "" }],
 	];
 	for (const [header, want] of cases) {
 		test(`${JSON.stringify(header)} -> ${JSON.stringify(want)}`, () => {
@@ -42,7 +41,7 @@ describe("parseBearer", () => {
 			if (h.trim() === "") return { kind: "missing" };
 			const m = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+(.*))?$/.exec(h);
 			if (m?.[1]?.toLowerCase() !== "bearer") return { kind: "other_scheme" };
-			return { kind: "bearer", token: (m[2] ?? "").trim() };
+			return { kind: "bearer", secret: (m[2] ?? "").trim() };
 		};
 		const tail = fc.string({
 			unit: fc.constantFrom(" ", "\t", "\n", "\r", "\u2028", "\u00a0", "a", "Z", "9", "-", "="),
@@ -56,45 +55,23 @@ describe("parseBearer", () => {
 	});
 });
 
-describe("tokensEqual", () => {
-	test("same token -> true", () => {
-		expect(tokensEqual(TOKEN, TOKEN)).toBe(true);
-	});
-	test("different token of the same length -> false", () => {
-		expect(tokensEqual(`${TOKEN.slice(0, -1)}X`, TOKEN)).toBe(false);
-	});
-	test("prefix of the token -> false (lengths differ)", () => {
-		expect(tokensEqual(TOKEN.slice(0, 10), TOKEN)).toBe(false);
-	});
-	test("empty vs token -> false", () => {
-		expect(tokensEqual("", TOKEN)).toBe(false);
-	});
-});
-
-describe("tokenFingerprint", () => {
-	test("-> stable 16 hex chars that differ per token and do not contain the token", () => {
-		const f = tokenFingerprint(TOKEN);
-		expect(f).toMatch(/^[0-9a-f]{16}$/);
-		expect(tokenFingerprint(TOKEN)).toBe(f);
-		expect(tokenFingerprint(`${TOKEN}x`)).not.toBe(f);
-	});
-});
-
-describe("checkAuth", () => {
-	const cases: Array<[string, string | null, ReturnType<typeof checkAuth>]> = [
+describe("authenticate (owner token only)", () => {
+	const owner = new TokenSet([{ name: "owner", token: TOKEN }]);
+	const who = { ok: true, who: { tokenName: "owner", secretDigest: TokenSet.digest(TOKEN) } } as const;
+	const cases: Array<[string, string | null, ReturnType<typeof authenticate>]> = [
 		["no header", null, { ok: false, kind: "unauthorized" }],
 		["empty header", "", { ok: false, kind: "unauthorized" }],
 		["Basic scheme", "Basic dXNlcjpwdw==", { ok: false, kind: "unauthorized" }],
 		["Bearer alone", "Bearer", { ok: false, kind: "unauthorized" }],
 		["wrong Bearer token", "Bearer nope", { ok: false, kind: "invalid_token" }],
 		["token with one char changed", `Bearer ${TOKEN.slice(0, -1)}X`, { ok: false, kind: "invalid_token" }],
-		["right token", `Bearer ${TOKEN}`, { ok: true }],
-		["right token, lower-case scheme", `bearer ${TOKEN}`, { ok: true }],
-		["right token, upper-case scheme and extra spaces", `BEARER   ${TOKEN}  `, { ok: true }],
+		["right token", `Bearer ${TOKEN}`, who],
+		["right token, lower-case scheme", `bearer ${TOKEN}`, who],
+		["right token, upper-case scheme and extra spaces", `BEARER   ${TOKEN}  `, who],
 	];
 	for (const [name, header, want] of cases) {
 		test(`${name} -> ${want.ok ? "ok" : (want as { kind: string }).kind}`, () => {
-			expect(checkAuth(header, TOKEN)).toEqual(want);
+			expect(authenticate(header, owner)).toEqual(want);
 		});
 	}
 });

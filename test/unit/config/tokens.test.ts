@@ -121,20 +121,20 @@ describe("TokenSet", () => {
 		]);
 	test("identify -> the name and digest of a live token, null for anything else", () => {
 		const s = set();
-		expect(s.identify(A)?.name).toBe("ci");
-		expect(s.identify(OWNER_T)?.name).toBe("owner");
-		expect(s.identify(A)?.fingerprint).toBe(s.fingerprint("ci") as string);
+		expect(s.identify(A)?.tokenName).toBe("ci");
+		expect(s.identify(OWNER_T)?.tokenName).toBe("owner");
+		expect(s.identify(A)?.secretDigest).toBe(TokenSet.digest(A));
 		for (const wrong of ["", `${A}x`, A.slice(1), B, "owner", "ci"]) expect(s.identify(wrong)).toBe(null);
 	});
 	test("set replaces a secret (old one refused); remove refuses it; others untouched", () => {
 		const s = set();
 		s.set("ci", B);
 		expect(s.identify(A)).toBe(null);
-		expect(s.identify(B)?.name).toBe("ci");
+		expect(s.identify(B)?.tokenName).toBe("ci");
 		expect(s.remove("ci")).toBe(true);
 		expect(s.identify(B)).toBe(null);
 		expect(s.remove("ci")).toBe(false);
-		expect(s.identify(OWNER_T)?.name).toBe("owner");
+		expect(s.identify(OWNER_T)?.tokenName).toBe("owner");
 		expect(s.names()).toEqual(["owner"]);
 	});
 	test("authenticate -> 401 kinds as before; the identity on success", () => {
@@ -142,7 +142,7 @@ describe("TokenSet", () => {
 		expect(authenticate(null, s)).toEqual({ ok: false, kind: "unauthorized" });
 		expect(authenticate(`Basic ${A}`, s)).toEqual({ ok: false, kind: "unauthorized" });
 		expect(authenticate("Bearer nope", s)).toEqual({ ok: false, kind: "invalid_token" });
-		expect(authenticate(`bearer ${A}`, s)).toMatchObject({ ok: true, who: { name: "ci" } });
+		expect(authenticate(`bearer ${A}`, s)).toMatchObject({ ok: true, who: { tokenName: "ci" } });
 	});
 });
 

@@ -49,12 +49,12 @@ describe("clientName (hostile clientInfo)", () => {
 
 describe("callerLabel / parseCallerLabel", () => {
 	test("round trip with and without a client", () => {
-		const a = callerLabel("bash", { token: "ci", client: "claude code (v2), x" });
+		const a = callerLabel("bash", { tokenName: "ci", client: "claude code (v2), x" });
 		expect(a).toBe("A2A remote call: bash — token ci, client claude code (v2), x awaits approval");
-		expect(parseCallerLabel(a)).toEqual({ tool: "bash", token: "ci", client: "claude code (v2), x" });
-		expect(parseCallerLabel(callerLabel("read", { token: "owner", client: null }))).toEqual({
+		expect(parseCallerLabel(a)).toEqual({ tool: "bash", tokenName: "ci", client: "claude code (v2), x" });
+		expect(parseCallerLabel(callerLabel("read", { tokenName: "owner", client: null }))).toEqual({
 			tool: "read",
-			token: "owner",
+			tokenName: "owner",
 			client: null,
 		});
 	});

@@ -72,7 +72,7 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 	const post = (body: string) =>
 		route.handle(new Request("http://127.0.0.1/host-llm", { method: "POST", body }), {
 			sid: null,
-			token: "owner",
+			tokenName: "owner",
 			client: null,
 		});
 

@@ -84,7 +84,7 @@ async function harness(): Promise<Harness> {
 			log: () => {},
 		},
 		{
-			token: TOKEN,
+			ownerSecret: TOKEN,
 			bindHost: "127.0.0.1",
 			isLoopbackBind: true,
 			allowedOrigins: [],

@@ -34,7 +34,7 @@ function harness(sse?: ServerOptions["sse"]) {
 			audit: { start: async () => {}, done: async c => void dones.push(c) },
 			log: () => {},
 		},
-		{ token: TOKEN, bindHost: "127.0.0.1", isLoopbackBind: true, allowedOrigins: [], ...(sse ? { sse } : {}) },
+		{ ownerSecret: TOKEN, bindHost: "127.0.0.1", isLoopbackBind: true, allowedOrigins: [], ...(sse ? { sse } : {}) },
 	);
 	return { server, calls, dones };
 }
@@ -82,7 +82,7 @@ describe("2026-07-28 through handle()", () => {
 			resultType: "complete",
 			_meta: { "io.modelcontextprotocol/serverInfo": { name: "omp-a2a-bridge", version: "1.2.3" } },
 		});
-		expect(h.calls[0]?.sid).toBeNull();
+		expect(h.calls[0]?.caller.sid).toBeNull();
 		expect(h.dones[0]).toMatchObject({ sid: null, client: "unit-client" });
 		expect(h.server.sessions.size).toBe(0);
 	});

@@ -90,7 +90,7 @@ function makeServer(o: HarnessOptions = {}): Harness {
 		now: () => h.clock.t,
 	};
 	const server = new BridgeServer(deps, {
-		token: TOKEN,
+		ownerSecret: TOKEN,
 		bindHost: "127.0.0.1",
 		isLoopbackBind: true,
 		allowedOrigins: [],
@@ -853,7 +853,7 @@ describe("BridgeServer sessions", () => {
 		const sid = await initialize(h);
 		const res = await h.server.handle(request("DELETE", "/", { "mcp-session-id": sid, authorization: null }));
 		expect(res.status).toBe(401);
-		expect(h.server.sessions.has(sid)).toBe(true);
+		expect(h.server.sessions.peek(sid)).toBeDefined();
 	});
 
 	test("session idle 24 h + 1 ms -> 404; touched within 24 h -> still live", async () => {
@@ -890,7 +890,7 @@ describe("BridgeServer tools/call", () => {
 		const res = await h.server.handle(post(toolCall("read", { path: "/x" }, "c1"), { "mcp-session-id": sid }));
 		expect(await expectResult(res, "c1")).toEqual({ content: [{ type: "text", text: "done" }], isError: false });
 		expect(h.server.callsServed).toBe(1);
-		expect(h.calls[0]).toMatchObject({ name: "read", args: { path: "/x" }, sid });
+		expect(h.calls[0]).toMatchObject({ name: "read", args: { path: "/x" }, caller: { sid } });
 	});
 
 	test("arguments absent -> tool gets {}", async () => {
@@ -915,7 +915,7 @@ describe("BridgeServer tools/call", () => {
 		await h.server.handle(post(toolCall("read", { path: "/a" }), { "mcp-session-id": sid }));
 		const callId = h.calls[0]?.callId as string;
 		expect(h.events).toEqual([`start:${callId}`, `tool:${callId}`, `done:${callId}`]);
-		const who = { token: "owner", client: null };
+		const who = { tokenName: "owner", client: null };
 		expect(h.starts).toEqual([{ id: callId, sid, ...who, tool: "read", args: { path: "/a" } }]);
 		expect(h.dones).toEqual([{ id: callId, sid, ...who, tool: "read", args: { path: "/a" }, isError: false }]);
 	});
@@ -1111,7 +1111,7 @@ describe("BridgeServer token rotation", () => {
 	test("setToken -> old token gets 401 invalid_token, new token works", async () => {
 		const h = makeServer();
 		h.server.setToken("owner", OTHER_TOKEN);
-		expect(h.server.token).toBe(OTHER_TOKEN);
+		expect(h.server.ownerSecret).toBe(OTHER_TOKEN);
 		const old = await h.server.handle(post(rpc("initialize", {})));
 		expect(old.status).toBe(401);
 		expect(old.headers.get("www-authenticate")).toContain('error="invalid_token"');
@@ -1245,8 +1245,8 @@ describe("BridgeServer named tokens", () => {
 		const h = named();
 		const sid = await init(h, CI, "x\u001b]0;evil\u0007y");
 		await expectResult(await h.server.handle(post(toolCall("read", {}), as(CI, { "mcp-session-id": sid }))));
-		expect(h.calls[0]?.caller).toEqual({ sid, token: "ci", client: "x ]0;evil y" });
-		expect(h.starts[0]).toMatchObject({ token: "ci", client: "x ]0;evil y" });
+		expect(h.calls[0]?.caller).toEqual({ sid, tokenName: "ci", client: "x ]0;evil y" });
+		expect(h.starts[0]).toMatchObject({ tokenName: "ci", client: "x ]0;evil y" });
 	});
 
 	test("another token's session id -> 404, both ways", async () => {
@@ -1281,13 +1281,13 @@ describe("BridgeServer named tokens", () => {
 		expect(h.server.revokeToken("ci")).toBe(true);
 		await expectRpcError(await ciCall, 200, -32800, "request cancelled", 1);
 		expect(ciReq.signal.aborted).toBe(true);
-		expect(h.dones).toEqual([expect.objectContaining({ token: "ci", cancelled: true })]);
+		expect(h.dones).toEqual([expect.objectContaining({ tokenName: "ci", cancelled: true })]);
 		expect((await h.server.handle(post(rpc("ping"), as(CI, { "mcp-session-id": ci })))).status).toBe(401);
 		expect((await h.server.handle(post(rpc("ping"), as(TOKEN, { "mcp-session-id": owner })))).status).toBe(200);
 		// The ci call's tool ignores its signal: it keeps its slot, cancelled, until it stops (contract §15).
 		const live = [...h.server.inFlight.values()];
-		expect(live.filter(c => !c.cancelled).map(c => c.token)).toEqual(["owner"]);
-		expect(live.filter(c => c.cancelled).map(c => c.token)).toEqual(["ci"]);
+		expect(live.filter(c => !c.cancelled).map(c => c.tokenName)).toEqual(["owner"]);
+		expect(live.filter(c => c.cancelled).map(c => c.tokenName)).toEqual(["ci"]);
 		void ownerCall;
 	});
 
@@ -1322,8 +1322,8 @@ describe("BridgeServer named tokens", () => {
 		await h.server.handle(request("GET", "/x", as(CI, { "mcp-session-id": ci })));
 		await h.server.handle(request("GET", "/x", as(TOKEN, { "mcp-session-id": ci })));
 		expect(seen).toEqual([
-			{ sid: ci, token: "ci", client: "cli" },
-			{ sid: null, token: "owner", client: null },
+			{ sid: ci, tokenName: "ci", client: "cli" },
+			{ sid: null, tokenName: "owner", client: null },
 		]);
 	});
 });

@@ -322,7 +322,7 @@ describe("Approver", () => {
 			id: "evil",
 			tool: "bash\x1b[2K",
 			details: ["Command: touch /tmp/pwned\rCommand: ls -la \x1b[2K\u009b1K\u202edwp"],
-			caller: { token: "ci", client: "x\u2066y" },
+			caller: { tokenName: "ci", client: "x\u2066y" },
 		};
 		void s.approver.decide(evil);
 		const screen = s.screen();

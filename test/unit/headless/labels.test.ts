@@ -8,24 +8,24 @@ describe("LabelQueue", () => {
 	test("a label is consumed (not printed) and given to the next prompt for its tool", () => {
 		const q = new LabelQueue();
 		expect(q.offer("host says hello")).toBe(false);
-		expect(q.offer(callerLabel("bash", { token: "ci", client: "cc" }))).toBe(true);
-		expect(q.offer(callerLabel("write", { token: "bot", client: null }))).toBe(true);
-		expect(q.take("write")).toEqual({ token: "bot", client: null });
+		expect(q.offer(callerLabel("bash", { tokenName: "ci", client: "cc" }))).toBe(true);
+		expect(q.offer(callerLabel("write", { tokenName: "bot", client: null }))).toBe(true);
+		expect(q.take("write")).toEqual({ tokenName: "bot", client: null });
 		expect(q.take("write")).toBe(undefined);
-		expect(q.take("bash")).toEqual({ token: "ci", client: "cc" });
+		expect(q.take("bash")).toEqual({ tokenName: "ci", client: "cc" });
 	});
 	test("an unlabelled prompt (the host's own model) gets no caller", () => {
 		expect(new LabelQueue().take("bash")).toBe(undefined);
 	});
 	test("bounded: the oldest labels are dropped past the limit", () => {
 		const q = new LabelQueue();
-		for (let i = 0; i <= MAX_PENDING_LABELS; i++) q.offer(callerLabel("bash", { token: `t${i}`, client: null }));
-		expect(q.take("bash")?.token).toBe("t1");
+		for (let i = 0; i <= MAX_PENDING_LABELS; i++) q.offer(callerLabel("bash", { tokenName: `t${i}`, client: null }));
+		expect(q.take("bash")?.tokenName).toBe("t1");
 	});
 });
 
 describe("decision lines name the caller", () => {
-	const prompt = { id: "1", tool: "bash", details: ["Command: make"], caller: { token: "ci", client: "cc" } };
+	const prompt = { id: "1", tool: "bash", details: ["Command: make"], caller: { tokenName: "ci", client: "cc" } };
 	test("describeDecision", () => {
 		expect(describeDecision(prompt, { value: "Deny", reason: "--approvals deny" })).toBe(
 			"approval: bash (Command: make) from token ci, client cc -> Deny (--approvals deny)",

@@ -51,8 +51,7 @@ const req = (signal: AbortSignal, onBackgrounded?: () => void) => ({
 	name: "bash",
 	args: { command: "sleep 99" },
 	signal,
-	sid: "s1",
-	caller: { sid: "s1", token: "owner", client: null },
+	caller: { sid: "s1", tokenName: "owner", client: null },
 	...(onBackgrounded ? { onBackgrounded } : {}),
 });
 

@@ -87,8 +87,7 @@ const callReq = (name: string, args: Record<string, unknown> = {}): ToolCallRequ
 	name,
 	args,
 	signal: new AbortController().signal,
-	sid: "sid-1",
-	caller: { sid: "sid-1", token: "owner", client: null },
+	caller: { sid: "sid-1", tokenName: "owner", client: null },
 });
 
 describe("annotationsFor", () => {

@@ -14,7 +14,7 @@ const URL = "http://127.0.0.1:1234/";
 
 const status = (over: Partial<BridgeStatus> = {}): BridgeStatus => ({
 	url: URL,
-	token: TOKEN,
+	ownerSecret: TOKEN,
 	sessions: 3,
 	callsServed: 17,
 	inFlight: [],

@@ -69,7 +69,7 @@ describe("the remote call's label in the prompt", () => {
 	test("a select inside a labelled call ends with the label; outside, or unlabelled, the title is as the host made it", async () => {
 		const ui = titles();
 		lendCallSignal(ui);
-		const label = promptLabel({ token: "ci", client: "claude-code" });
+		const label = promptLabel({ tokenName: "ci", client: "claude-code" });
 		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: bash\nCommand: make", []), label);
 		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: read", []));
 		await ui.select("Allow tool: write", []);
@@ -80,16 +80,16 @@ describe("the remote call's label in the prompt", () => {
 		]);
 	});
 	test("the headless host reads it back: tool, details and caller, the label line removed", () => {
-		const title = `Allow tool: bash\nCommand: make\n${promptLabel({ token: "ci", client: "a, b (c)" })}`;
+		const title = `Allow tool: bash\nCommand: make\n${promptLabel({ tokenName: "ci", client: "a, b (c)" })}`;
 		expect(parseApprovalTitle(title)).toEqual({
 			tool: "bash",
 			details: ["Command: make"],
-			caller: { token: "ci", client: "a, b (c)" },
+			caller: { tokenName: "ci", client: "a, b (c)" },
 		});
-		expect(parseApprovalTitle(`Allow tool: read\n${promptLabel({ token: "owner", client: null })}`)).toEqual({
+		expect(parseApprovalTitle(`Allow tool: read\n${promptLabel({ tokenName: "owner", client: null })}`)).toEqual({
 			tool: "read",
 			details: [],
-			caller: { token: "owner", client: null },
+			caller: { tokenName: "owner", client: null },
 		});
 		// A label-like line that is not last is a detail, not a caller (e.g. inside a command).
 		expect(parseApprovalTitle("Allow tool: bash\nRemote call (A2A): token x\nCommand: y").caller).toBe(undefined);

@@ -363,7 +363,7 @@ describe("Takeover.toggle", () => {
 describe("createHostLlmRoute", () => {
 	const post = (body: string) => new Request("http://127.0.0.1/host-llm", { method: "POST", body });
 	const call = async (takeover: Takeover, req: Request, sid: string | null = null) => {
-		const res = await createHostLlmRoute(takeover).handle(req, { sid, token: "owner", client: null });
+		const res = await createHostLlmRoute(takeover).handle(req, { sid, tokenName: "owner", client: null });
 		return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 	};
 
