@@ -10,9 +10,11 @@ import { join } from "node:path";
 import type { CallAudit } from "../core/types.ts";
 import { capString, capValue, digestString, redactArgs, type Scrub } from "./redact.ts";
 
+/** @internal */
 export const AUDIT_MAX_BYTES = 1024 * 1024;
-/** No record is larger (contract §15): a caller cannot rotate history away with a few big calls. */
+/** No record is larger (contract §15): a caller cannot rotate history away with a few big calls. @internal */
 export const RECORD_MAX_BYTES = 8 * 1024;
+/** @internal */
 export const AUDIT_GENERATIONS = 3;
 const FAILURE_LOG_EVERY = 100;
 
@@ -50,6 +52,7 @@ const caller = (tokenName: string | undefined, client: string | null | undefined
 /**
  * One JSONL line. Every field is capped as `args` is (long strings hashed, deep nesting cut); a line
  * still over RECORD_MAX_BYTES keeps only the fixed fields, with `args` as a digest.
+ * @internal
  */
 export function recordLine(record: AuditRecord, at: Date, scrub: Scrub = t => t): string {
 	const { id, sid, tokenName, client, phase, tool, isError, args, ...rest } = record;

@@ -6,8 +6,11 @@
  */
 import { createHash } from "node:crypto";
 
+/** @internal */
 export const ARGS_MAX_CHARS = 1024;
+/** @internal */
 export const LEAF_MAX_CHARS = 120;
+/** @internal */
 export const MAX_DEPTH = 32;
 
 const digest8 = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 8);

@@ -9,7 +9,7 @@ import { readSync } from "node:fs";
 const HASH_BUFFER_BYTES = 1024 * 1024;
 /** A worker costs a thread and a few MiB; below this size hashing afterwards is cheaper. */
 export const FOLLOW_MIN_BYTES = 8 * 1024 * 1024;
-/** Workers at once: each is a thread with its own heap; uploads past this hash afterwards instead. */
+/** Workers at once: each is a thread with its own heap; uploads past this hash afterwards instead. @internal */
 export const MAX_FOLLOWERS = 2;
 /** How long the worker sleeps when it has caught up with the writer. */
 const POLL_MS = 5;

@@ -12,7 +12,7 @@ export const MAX_DOWNLOADS_IN_FLIGHT = 256;
 
 export const isUpload = (method: string): boolean => method === "PUT" || method === "POST";
 
-/** Each stable code and its HTTP status; docs/protocol.md carries the same table. */
+/** Each stable code and its HTTP status; docs/protocol.md carries the same table. @internal */
 export const BLOB_ERRORS = {
 	bad_path: 400,
 	bad_offset: 400,

@@ -4,11 +4,12 @@
  * (TokenSet), so timing tells nothing about any stored secret.
  */
 
+/** @internal */
 export type BearerParse = { kind: "missing" } | { kind: "other_scheme" } | { kind: "bearer"; secret: string };
 
 const LINE_BREAK = /[\n\r\u2028\u2029]/;
 
-/** Parses an Authorization header value; the scheme is case-insensitive (RFC 7235). */
+/** Parses an Authorization header value; the scheme is case-insensitive (RFC 7235). @internal */
 export function parseBearer(header: string | null): BearerParse {
 	if (header === null || header.trim() === "") return { kind: "missing" };
 	// What clients send, "Bearer <secret>", skips the regex; the result is the same (tested against it).
@@ -93,7 +94,7 @@ export type HostOriginResult = { ok: true } | { ok: false; kind: "forbidden_host
 
 const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-/** The name part of a Host header (`name[:port]`, IPv6 in brackets), lower-cased; null if malformed. */
+/** The name part of a Host header (`name[:port]`, IPv6 in brackets), lower-cased; null if malformed. @internal */
 export function hostName(host: string): string | null {
 	const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(host.trim());
 	return m?.[1] ? m[1].toLowerCase() : null;

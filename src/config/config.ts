@@ -1,7 +1,7 @@
 /**
  * Bridge configuration: `~/.omp/agent/a2a-bridge.json` or `$A2A_BRIDGE_CONFIG`.
  * Invariants: fail closed (a present but malformed field refuses the start, naming file and field);
- * only an absent or non-string token is generated and written back (by config-file.ts, which owns
+ * only an absent or non-string token is generated and written back (by file.ts, which owns
  * the disk). Pure apart from reading the environment for the default path.
  */
 import { randomBytes } from "node:crypto";
@@ -59,7 +59,7 @@ export function isLoopbackHost(host: string): boolean {
 	return canonical === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(canonical);
 }
 
-/** Canonical `scheme://host[:port]` of an origin string, or null when it is not one. */
+/** Canonical `scheme://host[:port]` of an origin string, or null when it is not one. @internal */
 export function normalizeOrigin(value: string): string | null {
 	let url: URL;
 	try {

@@ -20,6 +20,7 @@ import {
 import type { Parsed } from "./config.ts";
 import { writeFileAtomic0600 } from "./file.ts";
 
+/** @internal */
 export interface RuntimeInfo {
 	url: string;
 	port: number;
@@ -37,7 +38,7 @@ export function runtimePath(configPath: string): string {
 	return `${configPath.replace(/\.json$/, "")}.runtime.json`;
 }
 
-/** Validates parsed JSON; the URL must be a plain `http://host:port/` matching `port`. */
+/** Validates parsed JSON; the URL must be a plain `http://host:port/` matching `port`. @internal */
 export function validateRuntime(raw: unknown): Parsed<RuntimeInfo> {
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, message: "not a JSON object" };
 	const o = raw as Record<string, unknown>;
@@ -109,11 +110,12 @@ export function readRuntime(path: string): RuntimeRead {
 	}
 }
 
+/** @internal */
 export function writeRuntime(path: string, info: RuntimeInfo): void {
 	writeFileAtomic0600(path, `${JSON.stringify(info, null, "\t")}\n`);
 }
 
-/** Removes the file only while it still names `info` (another process may have started since). */
+/** Removes the file only while it still names `info` (another process may have started since). @internal */
 export function removeRuntime(path: string, info: RuntimeInfo): boolean {
 	const now = readRuntime(path);
 	if (now.kind !== "ok" || now.info.pid !== info.pid || now.info.url !== info.url) return false;

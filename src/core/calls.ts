@@ -12,6 +12,7 @@ import { acceptsEventStream, openSseCall, type ProgressToken, type SseTimings } 
 import { abort, runCall } from "./run.ts";
 import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
 
+/** @internal */
 export const MAX_CALLS_IN_FLIGHT = 256;
 
 const callKey = (sid: string, id: RpcId): string => `${sid}\u0000${typeof id}:${String(id)}`;

@@ -11,8 +11,11 @@ const MODERN_VERSION = "2026-07-28";
 /** Every version the endpoint serves: the 2025 list plus the modern one (discover and -32022 name it). */
 export const SERVED_VERSIONS: readonly string[] = [...SUPPORTED_VERSIONS, MODERN_VERSION];
 
+/** @internal */
 export const META_VERSION = "io.modelcontextprotocol/protocolVersion";
+/** @internal */
 export const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
+/** @internal */
 export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 
@@ -39,6 +42,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /**
  * A header value as sent: verbatim, or the UTF-8 text inside `=?base64?…?=`. Null for a missing
  * header and for a malformed sentinel (bad or non-canonical base64, bad UTF-8), so it never matches.
+ * @internal
  */
 export function decodeHeaderValue(value: string | null): string | null {
 	if (value === null) return null;

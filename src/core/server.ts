@@ -15,18 +15,7 @@ import { SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import type { BridgeDeps, InFlightCall, ServerOptions } from "./types.ts";
 
-export { MAX_CALLS_IN_FLIGHT } from "./calls.ts";
-export { MAX_BODY_BYTES } from "./legacy.ts";
-export type {
-	BridgeDeps,
-	CallAudit,
-	ExtraRoute,
-	InFlightCall,
-	McpTool,
-	ServerOptions,
-	ToolCallOutcome,
-	ToolCallRequest,
-} from "./types.ts";
+export type { ExtraRoute } from "./types.ts";
 
 export class BridgeServer {
 	readonly sessions: SessionTable;
@@ -37,12 +26,12 @@ export class BridgeServer {
 	readonly #deps: BridgeDeps;
 	readonly #opts: ServerOptions;
 
-	constructor(deps: BridgeDeps, opts: ServerOptions, sessions?: SessionTable) {
+	constructor(deps: BridgeDeps, opts: ServerOptions) {
 		this.#deps = deps;
 		this.#opts = opts;
 		const now = deps.now ?? Date.now;
 		this.#gate = new Gate(opts, deps.log);
-		this.sessions = sessions ?? new SessionTable({ now, ...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}) });
+		this.sessions = new SessionTable({ now, ...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}) });
 		this.calls = new CallTable(deps, opts.sse);
 		this.sessions.onEnd = sid => this.calls.cancelSession(sid);
 		this.sessions.isBusy = sid => this.calls.hasCalls(sid);

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 
 export const MAX_SESSIONS = 64;
+/** @internal */
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface Session {

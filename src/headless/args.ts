@@ -5,6 +5,7 @@
 
 export type ApprovalsMode = "ask" | "deny" | "approve";
 const APPROVALS_MODES: readonly ApprovalsMode[] = ["ask", "deny", "approve"];
+/** @internal */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000;
 const MAX_APPROVAL_TIMEOUT_S = 24 * 60 * 60;
 

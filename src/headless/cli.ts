@@ -70,7 +70,7 @@ export function describeDecision(prompt: ApprovalPrompt, decision: Decision): st
 	return `approval: ${tool}${what}${callerText(prompt)} -> ${decision.value} (${decision.reason})`;
 }
 
-/** y/yes/a/approve -> Approve; n/no/d/deny/empty -> Deny; anything else -> ask again. */
+/** y/yes/a/approve -> Approve; n/no/d/deny/empty -> Deny; anything else -> ask again. @internal */
 export function readAnswer(line: string): Answer | undefined {
 	const t = line.trim().toLowerCase();
 	if (["y", "yes", "a", "approve"].includes(t)) return "Approve";

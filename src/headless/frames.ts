@@ -29,6 +29,7 @@ const PROMPT_LABEL = /^Remote call \(A2A\): token (\S+)(?:, client (.+))?$/;
 /**
  * `Allow tool: bash\nCommand: make` (omp `formatApprovalPrompt`) -> tool and detail lines; a last line
  * `Remote call (A2A): token <name>[, client <client>]` (the bridge's label) becomes `caller`.
+ * @internal
  */
 export function parseApprovalTitle(title: string): Omit<ApprovalPrompt, "id"> {
 	const lines = title.split("\n");

@@ -5,6 +5,7 @@
  */
 import { type ParsedLabel, parseCallerLabel } from "./frames.ts";
 
+/** @internal */
 export const MAX_PENDING_LABELS = 64;
 
 export class LabelQueue {

@@ -9,15 +9,17 @@ import { showSafely } from "../text/show.ts";
 import { describeBashPatterns } from "./unprompted.ts";
 
 const APPROVAL_MODES = ["yolo", "write", "always-ask"] as const;
+/** @internal */
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+/** @internal */
 export type ToolPolicy = "allow" | "deny" | "prompt";
 
-/** The host reads any unknown mode as yolo; the picture must say the same. */
+/** The host reads any unknown mode as yolo; the picture must say the same. @internal */
 export function effectiveMode(raw: unknown): ApprovalMode {
 	return APPROVAL_MODES.includes(raw as ApprovalMode) ? (raw as ApprovalMode) : "yolo";
 }
 
-/** `tools.approval` entries the host honours (case-insensitive allow|deny|prompt), sorted by tool name. */
+/** `tools.approval` entries the host honours (case-insensitive allow|deny|prompt), sorted by tool name. @internal */
 export function effectivePolicies(raw: unknown): Array<[string, ToolPolicy]> {
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return [];
 	const out: Array<[string, ToolPolicy]> = [];

@@ -13,14 +13,15 @@ import { promptLabel } from "./remote-calls.ts";
 import { errorText, type HostAccess, type HostJobManager, type HostSession, type HostToolResult } from "./shapes.ts";
 import { checkArgs } from "./validate.ts";
 
-export { annotationsFor } from "./catalog.ts";
-export type { HostAccess, HostJobManager, HostSession, HostTool, HostToolResult } from "./shapes.ts";
+export type { HostAccess, HostJobManager, HostSession } from "./shapes.ts";
 export { errorText } from "./shapes.ts";
 
+/** @internal */
 export const MAIN_UNAVAILABLE = "main session not available";
+/** @internal */
 export const notExposed = (name: string): string => `tool '${name}' is not exposed by this bridge`;
 
-/** Maps host content blocks to MCP ones: text and image as they are, anything else as its JSON. */
+/** Maps host content blocks to MCP ones: text and image as they are, anything else as its JSON. @internal */
 export function mapContent(blocks: unknown): ContentBlock[] {
 	if (!Array.isArray(blocks)) return [];
 	return blocks.map(b => {
@@ -130,13 +131,13 @@ export class HostBridge {
 	}
 }
 
-/** The job id when a result is the host's "Backgrounded as job" stub, else null. */
+/** The job id when a result is the host's "Backgrounded as job" stub, else null. @internal */
 export function backgroundedJobId(result: HostToolResult | undefined): string | null {
 	const async = (result?.details as { async?: { state?: unknown; jobId?: unknown } } | undefined)?.async;
 	return async?.state === "running" && typeof async.jobId === "string" ? async.jobId : null;
 }
 
-/** The text blocks of a host partial result, joined. */
+/** The text blocks of a host partial result, joined. @internal */
 export function textOf(content: unknown): string {
 	if (!Array.isArray(content)) return "";
 	return content

@@ -8,7 +8,7 @@ import { errorText, type HostAccess, type HostTool } from "./shapes.ts";
 const FALLBACK_SCHEMA = { type: "object" } as const;
 const LIST_CACHE_MS = 1000;
 
-/** MCP annotations from the host tier for empty arguments; nothing when the tool declares no tier. */
+/** MCP annotations from the host tier for empty arguments; nothing when the tool declares no tier. @internal */
 export function annotationsFor(approval: unknown): Record<string, boolean> | undefined {
 	let decision: unknown = approval;
 	if (typeof approval === "function") {

@@ -7,7 +7,7 @@ import { MAX_SESSIONS } from "../core/sessions.ts";
 import { showSafely } from "../text/show.ts";
 
 export const NOT_RUNNING = "A2A bridge not running";
-/** The host's MCP client times out after 30 s by default; remote builds and flashes run for hours. */
+/** The host's MCP client times out after 30 s by default; remote builds and flashes run for hours. @internal */
 export const MCP_JSON_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 export interface BridgeStatus {

@@ -16,7 +16,7 @@ export function promptLabel(caller: Pick<CallerInfo, "tokenName" | "client">): s
 	return `Remote call (A2A): token ${showSafely(caller.tokenName, 80)}${caller.client ? `, client ${showSafely(caller.client, 80)}` : ""}`;
 }
 
-/** The notice before a remote call's approval prompt. Token names and tool names hold no spaces. */
+/** The notice before a remote call's approval prompt. Token names and tool names hold no spaces. @internal */
 export function callerLabel(tool: string, caller: Pick<CallerInfo, "tokenName" | "client">): string {
 	const client = caller.client ? `, client ${showSafely(caller.client, 80)}` : "";
 	return `A2A remote call: ${showSafely(tool, 120)} — token ${showSafely(caller.tokenName, 80)}${client} awaits approval`;

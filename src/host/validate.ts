@@ -48,6 +48,7 @@ export function checkArgs(host: HostAccess, tool: HostTool, name: string, args: 
 /**
  * `invalid arguments for tool 'read': path: path must be … (was missing)` from the host's
  * multi-line text, without its echo of the received arguments (the caller sent them).
+ * @internal
  */
 export function invalidArgsText(name: string, hostMessage: string): string {
 	const body = hostMessage.split(/\n\s*\nReceived arguments:/)[0] ?? hostMessage;

@@ -63,7 +63,7 @@ export interface HostLlmState {
 	degraded: boolean;
 }
 
-/** `host:port` of a URL, lowercased, default port dropped; null when it does not parse. */
+/** `host:port` of a URL, lowercased, default port dropped; null when it does not parse. @internal */
 export function urlHost(url: string): string | null {
 	try {
 		return new URL(url).host.toLowerCase() || null;
@@ -82,7 +82,7 @@ export function tripwireHosts(rows: readonly ModelRow[]): Set<string> {
 	return hosts;
 }
 
-/** The host a fetch call is aimed at, for a string, URL or Request input. */
+/** The host a fetch call is aimed at, for a string, URL or Request input. @internal */
 export function requestHost(input: unknown): string | null {
 	if (typeof input === "string") return urlHost(input);
 	if (input instanceof URL) return urlHost(input.href);
@@ -90,7 +90,7 @@ export function requestHost(input: unknown): string | null {
 	return null;
 }
 
-/** Lanes that never reach `globalThis.fetch` (host facts §9): node:https, WebSocket, http2. */
+/** Lanes that never reach `globalThis.fetch` (host facts §9): node:https, WebSocket, http2. @internal */
 export function bypassesFetch(row: ModelRow): boolean {
 	if (row.provider === "anthropic" && row.api === "anthropic-messages" && row.baseUrl.startsWith("https:")) return true;
 	return (

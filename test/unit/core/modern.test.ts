@@ -3,8 +3,8 @@
  * era's members, keep-alives on a silent SSE call, and the request's signal as the cancel (only here).
  */
 import { describe, expect, test } from "bun:test";
-import { BridgeServer, type ServerOptions, type ToolCallRequest } from "../../../src/core/server.ts";
-import type { CallAudit } from "../../../src/core/types.ts";
+import { BridgeServer } from "../../../src/core/server.ts";
+import type { CallAudit, ServerOptions, ToolCallRequest } from "../../../src/core/types.ts";
 
 const TOKEN = "modern-unit-token-0123456789abcdefghijklmn";
 const URL_ = "http://127.0.0.1:9/";

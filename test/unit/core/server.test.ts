@@ -1,16 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import {
-	type BridgeDeps,
-	BridgeServer,
-	type CallAudit,
-	type ExtraRoute,
-	MAX_BODY_BYTES,
-	MAX_CALLS_IN_FLIGHT,
-	type McpTool,
-	type ServerOptions,
-	type ToolCallOutcome,
-	type ToolCallRequest,
-} from "../../../src/core/server.ts";
+import { MAX_CALLS_IN_FLIGHT } from "../../../src/core/calls.ts";
+import { MAX_BODY_BYTES } from "../../../src/core/legacy.ts";
+import { BridgeServer } from "../../../src/core/server.ts";
+import type {
+	BridgeDeps,
+	CallAudit,
+	ExtraRoute,
+	McpTool,
+	ServerOptions,
+	ToolCallOutcome,
+	ToolCallRequest,
+} from "../../../src/core/types.ts";
 
 const TOKEN = "test-token-0123456789abcdefghijklmnopqrstuv"; // 43 chars
 const OTHER_TOKEN = "other-token-0123456789abcdefghijklmnopqrstu";

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { type HostAccess, HostBridge, type HostTool } from "../../../src/host/bridge.ts";
+import { type HostAccess, HostBridge } from "../../../src/host/bridge.ts";
+import type { HostTool } from "../../../src/host/shapes.ts";
 
 function tool(name: string, counter: { reads: number }): HostTool {
 	const parameters = { type: "object" };

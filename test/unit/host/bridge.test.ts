@@ -1,17 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import type { ToolCallRequest } from "../../../src/core/server.ts";
+import type { ToolCallRequest } from "../../../src/core/types.ts";
 import {
-	annotationsFor,
 	errorText,
 	type HostAccess,
 	HostBridge,
 	type HostSession,
-	type HostTool,
-	type HostToolResult,
 	MAIN_UNAVAILABLE,
 	mapContent,
 	notExposed,
 } from "../../../src/host/bridge.ts";
+import { annotationsFor } from "../../../src/host/catalog.ts";
+import type { HostTool, HostToolResult } from "../../../src/host/shapes.ts";
 
 const OBJECT_SCHEMA = { type: "object", properties: { path: { type: "string" } } };
 
