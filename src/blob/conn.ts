@@ -1,18 +1,16 @@
 /**
- * The one place `/blob` reaches the connection (core/idle.ts): its idle timer held off while work that
- * may take long runs, closed soon on a stalled sender, and whether Bun has finished sending a response.
+ * The one place `/blob` uses its request's connection handle (core/idle.ts): the idle timer held off
+ * while work that may take long runs, closed soon on a stalled sender, and whether Bun has finished
+ * sending a response.
  */
-import { closeSoon, holdOpen, requestDone } from "../core/idle.ts";
+import type { Connection } from "../core/types.ts";
 
 /** Runs `work` with the connection's idle timer off (a long transfer or hash), on again after. */
-export async function holding<T>(req: Request, work: () => Promise<T>): Promise<T> {
-	const release = holdOpen(req);
+export async function holding<T>(conn: Connection, work: () => Promise<T>): Promise<T> {
+	const release = conn.holdOpen();
 	try {
 		return await work();
 	} finally {
 		release();
 	}
 }
-
-export const cutSoon = (req: Request): void => closeSoon(req);
-export const sent = (req: Request): boolean | null => requestDone(req);

@@ -1,6 +1,7 @@
-/** What the `/blob` handlers share: the per-request audit note and refusal, and small fs helpers. */
+/** What the `/blob` handlers share: the per-request audit note, refusal and connection, and small fs helpers. */
 import { type Stats, statSync } from "node:fs";
 import type { DigestCache } from "./digest-cache.ts";
+import type { Connection } from "../core/types.ts";
 import type { BlobCode } from "./parse.ts";
 
 export const osReason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -23,6 +24,8 @@ export interface Ctx {
 	log(line: string): void;
 	/** Whole-file digests already computed (blob/digest-cache.ts). */
 	digests: DigestCache;
+	/** The request's connection: its idle timer is off while a body streams; a stalled one is closed. */
+	conn: Connection;
 }
 
 export function statOrNull(path: string): Stats | null {

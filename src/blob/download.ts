@@ -8,7 +8,8 @@
  * sha-256=…` adds `Repr-Digest` of the whole file, hashed before the headers go out (blob/hash.ts).
  */
 import { closeSync, existsSync, readSync } from "node:fs";
-import { holding, sent } from "./conn.ts";
+import type { Connection } from "../core/types.ts";
+import { holding } from "./conn.ts";
 import type { Ctx } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
 import { contentKey, type DigestCache } from "./digest-cache.ts";
@@ -23,7 +24,7 @@ const FD_DIR = "/proc/self/fd";
 
 /** Descriptors Bun is still sending from: each is closed once Bun is done with its request. Bounded. */
 export class Sending {
-	readonly #open = new Map<number, Request>();
+	readonly #open = new Map<number, Connection>();
 	#timer: ReturnType<typeof setInterval> | null = null;
 
 	get full(): boolean {
@@ -31,17 +32,17 @@ export class Sending {
 	}
 
 	/** Takes `fd` to close after the response; false when Bun cannot tell this request's end (close it yourself). */
-	track(req: Request, fd: number): boolean {
-		if (sent(req) !== false || !existsSync(FD_DIR)) return false;
-		this.#open.set(fd, req);
+	track(conn: Connection, fd: number): boolean {
+		if (conn.sent() !== false || !existsSync(FD_DIR)) return false;
+		this.#open.set(fd, conn);
 		this.#timer ??= setInterval(() => this.#sweep(), SWEEP_MS);
 		this.#timer.unref?.();
 		return true;
 	}
 
 	#sweep(): void {
-		for (const [fd, req] of this.#open) {
-			if (sent(req) === false) continue;
+		for (const [fd, conn] of this.#open) {
+			if (conn.sent() === false) continue;
 			this.#open.delete(fd);
 			closeSync(fd);
 		}
@@ -100,7 +101,7 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;
 	if (want.value) {
 		try {
-			headers["repr-digest"] = sfSha256(await holding(req, () => wholeDigest(fd, size, ctx.digests)));
+			headers["repr-digest"] = sfSha256(await holding(ctx.conn, () => wholeDigest(fd, size, ctx.digests)));
 		} catch (err) {
 			closeSync(fd);
 			return refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
@@ -113,7 +114,7 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 		return new Response(null, { status, headers });
 	}
 	// Slicing pins the length to the size checked above even if the file grows while it streams.
-	if (sending.track(req, fd)) {
+	if (sending.track(ctx.conn, fd)) {
 		return new Response(Bun.file(`${FD_DIR}/${fd}`).slice(start, end + 1, OCTETS), { status, headers });
 	}
 	return new Response(

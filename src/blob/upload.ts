@@ -4,7 +4,7 @@
  * after the body: the digest check against `Repr-Digest`/`Content-Digest` and the reply.
  */
 import { fstatSync } from "node:fs";
-import { cutSoon } from "./conn.ts";
+import type { Connection } from "../core/types.ts";
 import { errno, osReason } from "./context.ts";
 import { type Digests, digestsOf, FOLLOW_MIN_BYTES, followHash } from "./hash.ts";
 import { blobError, json } from "./parse.ts";
@@ -46,11 +46,11 @@ function classify(err: unknown, stalledFor: number | null): Exclude<Stop, null> 
  * heap (a JS chunk loop with `writeSync` let the host's peak RSS grow past 100 MiB; docs/performance.md).
  * The stall watch's tick is the one place that looks at an upload while it streams.
  */
-export async function pipeBody(req: Request, fd: number, at: number): Promise<Written> {
+export async function pipeBody(req: Request, fd: number, at: number, conn: Connection): Promise<Written> {
 	const declared = Number(req.headers.get("content-length") ?? Number.NaN);
 	const follower = at + declared < FOLLOW_MIN_BYTES ? null : followHash(fd, at);
 	const bound = stallMs();
-	const watch = watchStall(fd, bound, () => cutSoon(req));
+	const watch = watchStall(fd, bound, () => conn.closeSoon());
 	let stop: Stop = null;
 	let wrote = -1;
 	try {

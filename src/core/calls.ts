@@ -3,26 +3,40 @@
  * request id), the two audit records around the tool run, the JSON or SSE response, and
  * cancellation. A cancelled call is answered at once; the tool's own abort stops the work, and the
  * call keeps its slot until it has (contract §15). The connection's idle timer is off while it runs.
+ * Each era hands over its rules (`EraRules`); the table knows no era by name.
  */
 import { describe } from "./describe.ts";
-import { ERRORS, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
-import { holdOpen } from "./idle.ts";
+import { ERRORS, type ErrorKind, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseTimings } from "./progress.ts";
 import { abort, runCall } from "./run.ts";
-import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
+import type { BridgeDeps, CallerInfo, Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 /** @internal */
 export const MAX_CALLS_IN_FLIGHT = 256;
 
 const callKey = (sid: string, id: RpcId): string => `${sid}\u0000${typeof id}:${String(id)}`;
 
-/** What a 2026-07-28 call adds (contract §13): no session, so closing the stream is the cancel. */
-export interface ModernCall {
-	/** Aborts when the client closes the request's connection (Bun: `req.signal`). */
-	closed: AbortSignal;
-	/** Members every result of the era carries (`resultType`, `_meta` serverInfo). */
-	resultExtra: Record<string, unknown>;
+/** How an era's calls behave where the eras differ (contract §6.4, §13). */
+export interface EraRules {
+	/**
+	 * The client closing the request's connection (Bun: `req.signal`): the era's cancel (2026-07-28,
+	 * no session), or a caller gone without cancelling whose call runs on, marked abandoned (2025).
+	 */
+	onClosed: "cancel" | "abandon";
+	/** Members every result of the era carries (2026-07-28: `resultType`, `_meta` serverInfo). */
+	resultExtra: Readonly<Record<string, unknown>>;
+	/** The row for `tools/call` params without a string `name` or with non-object `arguments`. */
+	invalidParams: ErrorKind;
+}
+
+/** One `tools/call` as an era hands it over. */
+export interface CallStart {
+	id: RpcId;
+	params: Record<string, unknown> | undefined;
+	caller: CallerInfo;
+	req: Request;
+	conn: Connection;
 }
 
 export class CallTable {
@@ -62,17 +76,10 @@ export class CallTable {
 		for (const call of this.inFlight.values()) abort(call);
 	}
 
-	async start(
-		id: RpcId,
-		params: Record<string, unknown> | undefined,
-		caller: CallerInfo,
-		accept: string | null,
-		modern?: ModernCall,
-		req?: Request,
-	): Promise<Response> {
+	async start(rules: EraRules, { id, params, caller, req, conn }: CallStart): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
-		if (typeof name !== "string" || !isRecord(args)) return rpcError("invalid_params", id);
+		if (typeof name !== "string" || !isRecord(args)) return rpcError(rules.invalidParams, id);
 		const callId = crypto.randomUUID();
 		// Without a session, request ids are not unique: each modern call is its own key.
 		const key = caller.sid === null ? `\u0001${callId}` : callKey(caller.sid, id);
@@ -90,16 +97,17 @@ export class CallTable {
 			cancelled: false,
 		};
 		this.inFlight.set(key, call);
-		// Legacy era only: there a caller that goes away does not cancel (modern: closing is the cancel).
-		const unwatch = req && !modern ? watchCaller(req.signal, call) : noop;
-		const release = req ? holdOpen(req) : noop;
+		const closed = rules.onClosed === "cancel" ? req.signal : undefined;
+		const unwatch = rules.onClosed === "abandon" ? watchCaller(req.signal, call) : noop;
+		const release = conn.holdOpen();
 		const progressToken = progressTokenOf(params);
+		const accept = req.headers.get("accept");
 		const sse = progressToken !== null && acceptsEventStream(accept) ? openSseCall(progressToken, this.#sse) : null;
 		const ended = (still: Promise<unknown> | null) => {
 			this.inFlight.delete(key);
 			if (still !== null) this.#holdSlot(call, still);
 		};
-		const run = runCall(this.#deps, { call, args, sse, caller, closed: modern?.closed, ended })
+		const run = runCall(this.#deps, { call, args, sse, caller, closed, ended })
 			.then(outcome => {
 				this.callsServed++;
 				return outcome;
@@ -108,7 +116,7 @@ export class CallTable {
 				unwatch();
 				release();
 			});
-		const result = (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError, ...modern?.resultExtra });
+		const result = (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError, ...rules.resultExtra });
 		if (sse === null) {
 			const outcome = await run;
 			if (outcome === null) return rpcError("request_cancelled", id);
@@ -152,7 +160,7 @@ function answerOf(
 }
 
 /**
- * Legacy era: a caller that disconnects without `notifications/cancelled` does not cancel (2025 spec);
+ * `onClosed: "abandon"` (2025): a caller that disconnects without `notifications/cancelled` does not cancel;
  * the call is marked abandoned so `/a2a` can show it.
  */
 function watchCaller(signal: AbortSignal, call: InFlightCall): () => void {

@@ -1,42 +1,43 @@
 /**
  * The 2025 eras of MCP on the endpoint (contract §5–§6): `initialize` hands out a session, every
- * other message needs one bound to the caller's token, and `notifications/cancelled` cancels.
+ * other message needs one bound to the caller's secret, and `notifications/cancelled` cancels.
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
-import type { CallTable } from "./calls.ts";
+import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
+import { LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MAX_BODY_BYTES, type ServerInfo } from "./facts.ts";
 import type { Envelope } from "./jsonrpc.ts";
 import type { Session, SessionTable } from "./sessions.ts";
-import type { McpTool } from "./types.ts";
+import { toolsListMemo } from "./tools-list.ts";
+import type { Connection, McpTool } from "./types.ts";
 
-export const SUPPORTED_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as const;
-const LATEST_VERSION = "2025-11-25";
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-const accept = (req: Request): string | null => req.headers.get("accept");
+/** A caller that goes away does not cancel (2025 spec): its call runs on, marked abandoned. */
+const LEGACY_RULES: EraRules = { onClosed: "abandon", resultExtra: {}, invalidParams: "invalid_params" };
 
 export interface LegacyDeps {
 	sessions: SessionTable;
 	calls: CallTable;
-	serverInfo: { name: string; version: string };
+	serverInfo: ServerInfo;
 	instructions: string;
 	listTools(): readonly McpTool[];
 }
 
 export class LegacyMcp {
-	#listMemo: { list: readonly McpTool[]; json: Blob } | null = null;
 	readonly #d: LegacyDeps;
+	readonly #toolsBlob: () => Blob;
 
 	constructor(deps: LegacyDeps) {
 		this.#d = deps;
+		this.#toolsBlob = toolsListMemo(() => deps.listTools());
 	}
 
 	/**
 	 * The version header was checked by the caller (server.ts routes each request to its era). `who` is
-	 * the caller's token: sessions are bound to its digest and labelled with its name.
+	 * the caller's token: sessions are bound to its secret's digest and labelled with its name.
 	 */
-	async handle(req: Request, who: Identity): Promise<Response> {
+	async handle(req: Request, who: Identity, conn: Connection): Promise<Response> {
 		if (req.method === "DELETE") {
 			const s = this.#guardSession(req, who);
 			if (s instanceof Response) return s;
@@ -52,7 +53,7 @@ export class LegacyMcp {
 			this.#notification(msg, session);
 			return new Response(null, { status: 202 });
 		}
-		return this.#dispatch(msg, session, req);
+		return this.#dispatch(msg, session, req, conn);
 	}
 
 	#guardSession(req: Request, who: Identity, id: RpcId | null = null): Session | Response {
@@ -65,7 +66,9 @@ export class LegacyMcp {
 	#initialize(id: RpcId, params: Record<string, unknown> | undefined, who: Identity): Response {
 		const asked = params?.protocolVersion;
 		const version =
-			typeof asked === "string" && (SUPPORTED_VERSIONS as readonly string[]).includes(asked) ? asked : LATEST_VERSION;
+			typeof asked === "string" && (LEGACY_VERSIONS as readonly string[]).includes(asked)
+				? asked
+				: LATEST_LEGACY_VERSION;
 		const client = clientName(params?.clientInfo);
 		const session = this.#d.sessions.create(who.secretDigest, version, { tokenName: who.tokenName, client });
 		const result = {
@@ -77,13 +80,6 @@ export class LegacyMcp {
 		return rpcResult(id, result, { "mcp-session-id": session.sid });
 	}
 
-	/** The catalog is about 55 KB of JSON: serialized again only when listTools hands out a new list. */
-	#toolsBlob(): Blob {
-		const list = this.#d.listTools();
-		if (this.#listMemo?.list !== list) this.#listMemo = { list, json: new Blob([JSON.stringify({ tools: list })]) };
-		return this.#listMemo.json;
-	}
-
 	#notification(msg: Envelope, session: Session): void {
 		if (msg.kind !== "notification" || msg.method !== "notifications/cancelled") return;
 		const requestId = msg.params?.requestId;
@@ -91,7 +87,12 @@ export class LegacyMcp {
 		this.#d.calls.cancel(session.sid, requestId);
 	}
 
-	#dispatch(msg: Extract<Envelope, { kind: "request" }>, session: Session, req: Request): Response | Promise<Response> {
+	#dispatch(
+		msg: Extract<Envelope, { kind: "request" }>,
+		session: Session,
+		req: Request,
+		conn: Connection,
+	): Response | Promise<Response> {
 		switch (msg.method) {
 			case "ping":
 				return rpcResult(msg.id, {});
@@ -99,7 +100,7 @@ export class LegacyMcp {
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call": {
 				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
-				return this.#d.calls.start(msg.id, msg.params, caller, accept(req), undefined, req);
+				return this.#d.calls.start(LEGACY_RULES, { id: msg.id, params: msg.params, caller, req, conn });
 			}
 			default:
 				return rpcError("method_not_found", msg.id);

@@ -4,7 +4,8 @@
  * graceful (no new connections, requests in flight finish); a busy non-zero port falls back once
  * to a random port.
  */
-import { IDLE_TIMEOUT_S, idleSeconds, trackRequest } from "./idle.ts";
+import { connectionOf, IDLE_TIMEOUT_S, idleSeconds } from "./idle.ts";
+import type { Connection } from "./types.ts";
 
 export interface Binding {
 	port: number;
@@ -23,9 +24,12 @@ const isAddrInUse = (err: unknown): boolean => {
 	return e?.code === "EADDRINUSE" || /EADDRINUSE|address already in use|port \d+ in use/i.test(e?.message ?? "");
 };
 
-/** Serves `handle` on host:port with Bun, taking a random port once if the configured one is busy. */
+/**
+ * Serves `handle` on host:port with Bun, each request with its connection handle; takes a random
+ * port once if the configured one is busy.
+ */
 export function bindBun(
-	handle: (req: Request, server: Bun.Server<undefined>) => Promise<Response>,
+	handle: (req: Request, conn: Connection) => Promise<Response>,
 	host: string,
 	port: number,
 	idleTimeoutS = IDLE_TIMEOUT_S,
@@ -40,8 +44,7 @@ export function bindBun(
 			// Everything closes after this much idleness; tool calls and transfers hold it off (core/idle.ts).
 			idleTimeout: idleS,
 			fetch(req, srv) {
-				trackRequest(req, srv, idleS);
-				return handle(req, srv);
+				return handle(req, connectionOf(req, srv, idleS));
 			},
 		});
 		return {

@@ -1,39 +1,15 @@
 /**
- * Pure checks of the MCP 2026-07-28 era (contract §13): which era a request belongs to, the
- * per-request `_meta` envelope, and the routing headers (SEP-2243) with their base64 form.
+ * Pure checks of the MCP 2026-07-28 era (contract §13): the per-request `_meta` envelope and the
+ * routing headers (SEP-2243) with their base64 form. Which era a request belongs to is in facts.ts.
  * Each returns a value; modern.ts turns a failure into its error-table row.
  */
 import { clientName } from "./client-name.ts";
 import { isRecord } from "./jsonrpc.ts";
-import { SUPPORTED_VERSIONS } from "./legacy.ts";
 
-const MODERN_VERSION = "2026-07-28";
-/** Every version the endpoint serves: the 2025 list plus the modern one (discover and -32022 name it). */
-export const SERVED_VERSIONS: readonly string[] = [...SUPPORTED_VERSIONS, MODERN_VERSION];
-
-/** @internal */
 export const META_VERSION = "io.modelcontextprotocol/protocolVersion";
-/** @internal */
 export const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
-/** @internal */
 export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
-
-export type Era = "modern" | "legacy" | "unsupported";
-
-/** The era of a request from its `MCP-Protocol-Version` header; absent means the 2025 default. */
-export function eraOf(header: string | null): Era {
-	if (header === null) return "legacy";
-	const v = header.trim();
-	if (v === MODERN_VERSION) return "modern";
-	return (SUPPORTED_VERSIONS as readonly string[]).includes(v) ? "legacy" : "unsupported";
-}
-
-/** `data` of the -32022 answer: what is served and what was asked for. */
-export const unsupportedData = (requested: string): { supported: readonly string[]; requested: string } => ({
-	supported: SERVED_VERSIONS,
-	requested,
-});
 
 const SENTINEL = /^=\?base64\?(.*)\?=$/s;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

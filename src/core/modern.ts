@@ -5,36 +5,39 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
-import type { CallTable } from "./calls.ts";
-import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
-import { isRecord } from "./jsonrpc.ts";
-import { MAX_BODY_BYTES } from "./legacy.ts";
-import { checkModernRequest, META_SERVER_INFO, SERVED_VERSIONS } from "./modern-parse.ts";
-import type { CallerInfo, McpTool } from "./types.ts";
+import type { CallTable, EraRules } from "./calls.ts";
+import { rpcError, rpcResult, rpcResultJson } from "./errors.ts";
+import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
+import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
+import { toolsListMemo } from "./tools-list.ts";
+import type { Connection, McpTool } from "./types.ts";
 
 /** The catalog changes only when the host's tools do, which no notification announces here. */
 const TOOLS_TTL_MS = 0;
 
 export interface ModernDeps {
 	calls: CallTable;
-	serverInfo: { name: string; version: string };
+	serverInfo: ServerInfo;
 	instructions: string;
 	listTools(): readonly McpTool[];
 }
 
 export class ModernMcp {
-	#listMemo: { list: readonly McpTool[]; json: Blob } | null = null;
 	readonly #d: ModernDeps;
-	/** `resultType` and `_meta` serverInfo: on every result of the era. */
-	readonly #extra: Record<string, unknown>;
+	/** Closing the stream is the cancel; every result carries `resultType` and `_meta` serverInfo. */
+	readonly #rules: EraRules;
+	readonly #toolsBlob: () => Blob;
 
 	constructor(deps: ModernDeps) {
 		this.#d = deps;
-		this.#extra = { resultType: "complete", _meta: { [META_SERVER_INFO]: deps.serverInfo } };
+		const resultExtra = { resultType: "complete", _meta: { [META_SERVER_INFO]: deps.serverInfo } };
+		this.#rules = { onClosed: "cancel", resultExtra, invalidParams: "modern_invalid_params" };
+		const cache = { ttlMs: TOOLS_TTL_MS, cacheScope: "private" };
+		this.#toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
 	}
 
 	/** `who` is the caller's token; without sessions each call carries its name itself. */
-	async handle(req: Request, who: Identity): Promise<Response> {
+	async handle(req: Request, who: Identity, conn: Connection): Promise<Response> {
 		const msg = await readMessage(req, MAX_BODY_BYTES);
 		if (msg instanceof Response) return msg;
 		// The era defines no client notifications (a stream's close is the cancel): acknowledged, dropped.
@@ -52,8 +55,10 @@ export class ModernMcp {
 				return rpcResult(msg.id, this.#discover());
 			case "tools/list":
 				return rpcResultJson(msg.id, this.#toolsBlob());
-			case "tools/call":
-				return this.#call(msg.id, msg.params, { sid: null, tokenName: who.tokenName, client: check.client }, req);
+			case "tools/call": {
+				const caller = { sid: null, tokenName: who.tokenName, client: check.client };
+				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
+			}
 			default:
 				return rpcError("modern_method_not_found", msg.id);
 		}
@@ -66,24 +71,7 @@ export class ModernMcp {
 			instructions: this.#d.instructions,
 			ttlMs: TOOLS_TTL_MS,
 			cacheScope: "private",
-			...this.#extra,
+			...this.#rules.resultExtra,
 		};
-	}
-
-	/** Serialized once per catalog, like the 2025 answer; the era's members ride along. */
-	#toolsBlob(): Blob {
-		const list = this.#d.listTools();
-		if (this.#listMemo?.list !== list) {
-			const result = { tools: list, ttlMs: TOOLS_TTL_MS, cacheScope: "private", ...this.#extra };
-			this.#listMemo = { list, json: new Blob([JSON.stringify(result)]) };
-		}
-		return this.#listMemo.json;
-	}
-
-	#call(id: RpcId, params: Record<string, unknown> | undefined, caller: CallerInfo, req: Request) {
-		const args = params && "arguments" in params ? params.arguments : {};
-		if (typeof params?.name !== "string" || !isRecord(args)) return rpcError("modern_invalid_params", id);
-		const modern = { closed: req.signal, resultExtra: this.#extra };
-		return this.#d.calls.start(id, params, caller, req.headers.get("accept"), modern, req);
 	}
 }

@@ -1,5 +1,5 @@
 /**
- * The fetch-shaped core: `handle(Request) → Response`. It knows HTTP and JSON-RPC only; the host is
+ * The fetch-shaped core: `handle(Request, Connection) → Response`. It knows HTTP and JSON-RPC only; the host is
  * reached through `BridgeDeps`. Guards run in the order of contract §4 (mirrored in
  * docs/protocol.md): route, Host/Origin, method, auth, then the route itself.
  */
@@ -7,13 +7,14 @@ import type { Identity } from "../config/auth.ts";
 import { CallTable } from "./calls.ts";
 import { describe, isClientAbort } from "./describe.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
+import { eraOf, SERVER_NAME, unsupportedData } from "./facts.ts";
 import { Gate, type Route, refuse } from "./gate.ts";
+import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
-import { eraOf, unsupportedData } from "./modern-parse.ts";
 import { SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
-import type { BridgeDeps, InFlightCall, ServerOptions } from "./types.ts";
+import type { BridgeDeps, Connection, InFlightCall, ServerOptions } from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
 
@@ -31,13 +32,17 @@ export class BridgeServer {
 		this.#opts = opts;
 		const now = deps.now ?? Date.now;
 		this.#gate = new Gate(opts, deps.log);
-		this.sessions = new SessionTable({ now, ...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}) });
-		this.calls = new CallTable(deps, opts.sse);
-		this.sessions.onEnd = sid => this.calls.cancelSession(sid);
-		this.sessions.isBusy = sid => this.calls.hasCalls(sid);
+		const calls = new CallTable(deps, opts.sse);
+		this.calls = calls;
+		this.sessions = new SessionTable({
+			now,
+			...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
+			onEnd: sid => calls.cancelSession(sid),
+			isBusy: sid => calls.hasCalls(sid),
+		});
 		const mcp = {
-			calls: this.calls,
-			serverInfo: { name: "omp-a2a-bridge", version: deps.version },
+			calls,
+			serverInfo: { name: SERVER_NAME, version: deps.version },
 			instructions: deps.instructions,
 			listTools: () => deps.listTools(),
 		};
@@ -98,9 +103,10 @@ export class BridgeServer {
 		this.calls.cancelAll();
 	}
 
-	readonly handle = async (req: Request): Promise<Response> => {
+	/** `conn` is the request's connection handle from the listener; unit tests may leave it out. */
+	readonly handle = async (req: Request, conn: Connection = NO_CONNECTION): Promise<Response> => {
 		try {
-			return await this.#pipeline(req);
+			return await this.#pipeline(req, conn);
 		} catch (err) {
 			const path = requestPath(req.url);
 			// A client that hangs up mid-body is not a bridge failure; its answer goes nowhere anyway.
@@ -114,7 +120,7 @@ export class BridgeServer {
 	};
 
 	// Not async: the guards are synchronous; only the routes' handlers return promises.
-	#pipeline(req: Request): Response | Promise<Response> {
+	#pipeline(req: Request, conn: Connection): Response | Promise<Response> {
 		const gate = this.#gate;
 		const route = gate.route(requestPath(req.url));
 		if (route === null) return notFound();
@@ -122,25 +128,27 @@ export class BridgeServer {
 		if (refused) return refused;
 		const who = gate.auth(req, route);
 		if (who instanceof Response) return who;
-		return route === "mcp" ? this.#mcp(req, who) : this.#extra(req, route, who);
+		return route === "mcp" ? this.#mcp(req, who, conn) : this.#extra(req, route, who, conn);
 	}
 
 	/** One endpoint, two eras, chosen per request by MCP-Protocol-Version (contract §13). */
-	#mcp(req: Request, who: Identity): Promise<Response> | Response {
+	#mcp(req: Request, who: Identity, conn: Connection): Promise<Response> | Response {
 		const header = req.headers.get("mcp-protocol-version");
 		const era = eraOf(header);
 		if (era === "unsupported") return rpcErrorData("unsupported_protocol_version", null, unsupportedData(header ?? ""));
-		return era === "modern" && req.method === "POST" ? this.#modern.handle(req, who) : this.#legacy.handle(req, who);
+		return era === "modern" && req.method === "POST"
+			? this.#modern.handle(req, who, conn)
+			: this.#legacy.handle(req, who, conn);
 	}
 
-	#extra(req: Request, route: Route, who: Identity): Response | Promise<Response> {
+	#extra(req: Request, route: Route, who: Identity, conn: Connection): Response | Promise<Response> {
 		const sid = req.headers.get("mcp-session-id");
 		// Only a session this same token opened is named in the route's audit record.
 		const session = sid === null ? undefined : this.sessions.peek(sid);
 		const own = session?.secretDigest === who.secretDigest ? session : undefined;
 		const handler = this.#opts.routes?.[route];
 		return handler
-			? handler.handle(req, { sid: own?.sid ?? null, tokenName: who.tokenName, client: own?.client ?? null })
+			? handler.handle(req, { sid: own?.sid ?? null, tokenName: who.tokenName, client: own?.client ?? null, conn })
 			: notFound();
 	}
 }

@@ -22,6 +22,16 @@ export interface Session {
 	lastSeen: number;
 }
 
+export interface SessionOptions {
+	now?: () => number;
+	max?: number;
+	ttlMs?: number;
+	/** Called for each session that ends (evicted, expired, deleted, revoked) so its calls can be cancelled. */
+	onEnd?: (sid: string) => void;
+	/** A session with calls in flight does not idle out, and is evicted only when every session is busy. */
+	isBusy?: (sid: string) => boolean;
+}
+
 export type SessionLookup = { ok: true; session: Session } | { ok: false };
 
 export class SessionTable {
@@ -29,15 +39,15 @@ export class SessionTable {
 	readonly #now: () => number;
 	readonly #max: number;
 	readonly #ttlMs: number;
-	/** Called for each session that ends (evicted, expired, deleted, revoked) so its calls can be cancelled. */
-	onEnd: (sid: string) => void = () => {};
-	/** A session with calls in flight does not idle out, and is evicted only when every session is busy. */
-	isBusy: (sid: string) => boolean = () => false;
+	readonly #onEnd: (sid: string) => void;
+	readonly #isBusy: (sid: string) => boolean;
 
-	constructor(opts: { now?: () => number; max?: number; ttlMs?: number } = {}) {
+	constructor(opts: SessionOptions = {}) {
 		this.#now = opts.now ?? Date.now;
 		this.#max = opts.max ?? MAX_SESSIONS;
 		this.#ttlMs = opts.ttlMs ?? SESSION_TTL_MS;
+		this.#onEnd = opts.onEnd ?? (() => {});
+		this.#isBusy = opts.isBusy ?? (() => false);
 	}
 
 	get size(): number {
@@ -54,7 +64,7 @@ export class SessionTable {
 		while (this.#byId.size >= this.#max) {
 			let victim: string | undefined;
 			for (const sid of this.#byId.keys()) {
-				if (!this.isBusy(sid)) {
+				if (!this.#isBusy(sid)) {
 					victim = sid;
 					break;
 				}
@@ -74,7 +84,7 @@ export class SessionTable {
 		const session = this.#byId.get(sid);
 		if (!session) return { ok: false };
 		const now = this.#now();
-		if (now - session.lastSeen > this.#ttlMs && !this.isBusy(sid)) {
+		if (now - session.lastSeen > this.#ttlMs && !this.#isBusy(sid)) {
 			this.#end(sid);
 			return { ok: false };
 		}
@@ -88,7 +98,7 @@ export class SessionTable {
 	/** The live session without refreshing it, or undefined. */
 	peek(sid: string): Session | undefined {
 		const session = this.#byId.get(sid);
-		return session !== undefined && (this.#now() - session.lastSeen <= this.#ttlMs || this.isBusy(sid))
+		return session !== undefined && (this.#now() - session.lastSeen <= this.#ttlMs || this.#isBusy(sid))
 			? session
 			: undefined;
 	}
@@ -121,11 +131,11 @@ export class SessionTable {
 
 	#end(sid: string): void {
 		this.#byId.delete(sid);
-		this.onEnd(sid);
+		this.#onEnd(sid);
 	}
 
 	#sweep(): void {
 		const now = this.#now();
-		for (const [sid, s] of [...this.#byId]) if (now - s.lastSeen > this.#ttlMs && !this.isBusy(sid)) this.#end(sid);
+		for (const [sid, s] of [...this.#byId]) if (now - s.lastSeen > this.#ttlMs && !this.#isBusy(sid)) this.#end(sid);
 	}
 }

@@ -82,10 +82,28 @@ export interface BridgeDeps {
 	now?: () => number;
 }
 
+/**
+ * The connection a request came on (core/idle.ts): long work switches its idle timer off for its own
+ * duration, and a stalled upload asks for it to close.
+ */
+export interface Connection {
+	/** Switches the idle timer off; the returned function switches it back on (idempotent). */
+	holdOpen(): () => void;
+	/** Makes the connection close within a few seconds unless it finishes first. */
+	closeSoon(): void;
+	/** Whether Bun is done with the request (response sent, or client gone); null when nobody knows. */
+	sent(): boolean | null;
+}
+
+/** What an extra route gets besides the request: who is calling, and the connection it came on. */
+export interface RouteContext extends CallerInfo {
+	conn: Connection;
+}
+
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
 export interface ExtraRoute {
 	methods: readonly string[];
-	handle(req: Request, ctx: CallerInfo): Promise<Response>;
+	handle(req: Request, ctx: RouteContext): Promise<Response>;
 }
 
 export interface ServerOptions {

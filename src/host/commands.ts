@@ -33,7 +33,10 @@ export function announcement(url: string, ownerSecret: string): string {
 }
 
 const callLabel = (c: BridgeStatus["inFlight"][number]): string => {
-	const who = [c.tokenName ? `token ${showSafely(c.tokenName, 80)}` : "", c.client ? `client ${showSafely(c.client, 80)}` : ""]
+	const who = [
+		c.tokenName ? `token ${showSafely(c.tokenName, 80)}` : "",
+		c.client ? `client ${showSafely(c.client, 80)}` : "",
+	]
 		.filter(Boolean)
 		.join(", ");
 	return `${showSafely(c.tool, 120)} (${Math.round(c.ageMs / 1000)} s${c.note ? `, ${c.note}` : ""}${who ? `, ${who}` : ""})`;

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/log.ts";
 import { BLOB_METHODS } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
+import { NO_CONNECTION } from "../../../src/core/idle.ts";
 
 describe("createBlobRoute (handle without a socket)", () => {
 	let dir: string;
@@ -38,6 +39,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 			sid: "sid-1",
 			tokenName: "owner",
 			client: null,
+			conn: NO_CONNECTION,
 		});
 	/** A request body the test feeds by hand: `push.enqueue`, `push.close()`, `push.error()`. */
 	const pushBody = () => {

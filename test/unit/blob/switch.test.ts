@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/log.ts";
 import { BLOB_ERRORS, type BlobMode, blobRefusal } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
+import { NO_CONNECTION } from "../../../src/core/idle.ts";
 
 describe("blobRefusal", () => {
 	const table: Array<[BlobMode, string, boolean]> = [
@@ -47,6 +48,7 @@ describe("createBlobRoute with the switch", () => {
 			sid: null,
 			tokenName: "ci",
 			client: null,
+			conn: NO_CONNECTION,
 		});
 
 	test("read: upload -> 403 {error, code: forbidden}, nothing written, audited with the token", async () => {
@@ -64,6 +66,7 @@ describe("createBlobRoute with the switch", () => {
 			sid: null,
 			tokenName: "ci",
 			client: null,
+			conn: NO_CONNECTION,
 		});
 		expect(res.status).toBe(403);
 		expect(((await res.json()) as { code: string }).code).toBe("forbidden");
@@ -73,6 +76,7 @@ describe("createBlobRoute with the switch", () => {
 			sid: null,
 			tokenName: "ci",
 			client: null,
+			conn: NO_CONNECTION,
 		});
 		expect(res.status).toBe(200);
 		expect(await res.text()).toBe("data");

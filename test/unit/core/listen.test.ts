@@ -141,11 +141,11 @@ describe("bindBun", () => {
 		expect(await res.text()).toBe("ok");
 	});
 
-	test("handler gets the request and the server", async () => {
+	test("handler gets the request and its connection handle", async () => {
 		const seen: Array<{ path: string; hasServer: boolean }> = [];
 		const { binding } = bindBun(
-			async (req, server) => {
-				seen.push({ path: new URL(req.url).pathname, hasServer: typeof server.stop === "function" });
+			async (req, conn) => {
+				seen.push({ path: new URL(req.url).pathname, hasServer: typeof conn.holdOpen === "function" });
 				return new Response("x");
 			},
 			"127.0.0.1",

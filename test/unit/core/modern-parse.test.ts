@@ -1,16 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { MAX_CLIENT_NAME } from "../../../src/core/client-name.ts";
+import { eraOf, SERVED_VERSIONS, unsupportedData } from "../../../src/core/facts.ts";
 import {
 	checkModernRequest,
 	decodeHeaderValue,
-	eraOf,
 	META_CAPABILITIES,
 	META_CLIENT_INFO,
 	META_VERSION,
 	type RoutingHeaders,
-	SERVED_VERSIONS,
-	unsupportedData,
 } from "../../../src/core/modern-parse.ts";
 
 const b64 = (s: string): string => `=?base64?${Buffer.from(s, "utf8").toString("base64")}?=`;

@@ -1,10 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_CALLS_IN_FLIGHT } from "../../../src/core/calls.ts";
-import { MAX_BODY_BYTES } from "../../../src/core/legacy.ts";
+import { MAX_BODY_BYTES } from "../../../src/core/facts.ts";
+import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import { BridgeServer } from "../../../src/core/server.ts";
 import type {
 	BridgeDeps,
 	CallAudit,
+	Connection,
 	ExtraRoute,
 	McpTool,
 	ServerOptions,
@@ -1322,8 +1324,50 @@ describe("BridgeServer named tokens", () => {
 		await h.server.handle(request("GET", "/x", as(CI, { "mcp-session-id": ci })));
 		await h.server.handle(request("GET", "/x", as(TOKEN, { "mcp-session-id": ci })));
 		expect(seen).toEqual([
-			{ sid: ci, tokenName: "ci", client: "cli" },
-			{ sid: null, tokenName: "owner", client: null },
+			{ sid: ci, tokenName: "ci", client: "cli", conn: NO_CONNECTION },
+			{ sid: null, tokenName: "owner", client: null, conn: NO_CONNECTION },
 		]);
+	});
+});
+
+describe("BridgeServer connection handle", () => {
+	/** A handle that records what the pipeline asked of the connection. */
+	const recording = () => {
+		const log: string[] = [];
+		const conn: Connection = {
+			holdOpen: () => {
+				log.push("hold");
+				return () => log.push("release");
+			},
+			closeSoon: () => log.push("closeSoon"),
+			sent: () => null,
+		};
+		return { conn, log };
+	};
+
+	test("a tools/call holds the connection it came on open for its run, and releases it once", async () => {
+		const h = makeServer();
+		const sid = await initialize(h);
+		const { conn, log } = recording();
+		await expectResult(await h.server.handle(post(toolCall("read", {}), { "mcp-session-id": sid }), conn));
+		expect(log).toEqual(["hold", "release"]);
+		const other = recording();
+		await h.server.handle(post(rpc("ping"), { "mcp-session-id": sid }), other.conn);
+		expect(other.log).toEqual([]);
+	});
+
+	test("an extra route gets the very handle its request came with", async () => {
+		const seen: Connection[] = [];
+		const route: ExtraRoute = {
+			methods: ["GET"],
+			handle: async (_r, c) => {
+				seen.push(c.conn);
+				return new Response("ok");
+			},
+		};
+		const h = makeServer({ opts: { routes: { "/x": route } } });
+		const { conn } = recording();
+		await h.server.handle(request("GET", "/x"), conn);
+		expect(seen).toEqual([conn]);
 	});
 });

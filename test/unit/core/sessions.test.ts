@@ -8,8 +8,7 @@ const HOUR = 60 * 60 * 1000;
 function makeTable(opts: { max?: number; ttlMs?: number } = {}) {
 	const clock = { t: 1_000_000 };
 	const ended: string[] = [];
-	const table = new SessionTable({ now: () => clock.t, ...opts });
-	table.onEnd = sid => ended.push(sid);
+	const table = new SessionTable({ now: () => clock.t, ...opts, onEnd: sid => ended.push(sid) });
 	return { table, clock, ended };
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { AuditRecord } from "../../../src/audit/log.ts";
+import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import {
 	bypassesFetch,
 	CLAIM_API_KEY,
@@ -363,7 +364,12 @@ describe("Takeover.toggle", () => {
 describe("createHostLlmRoute", () => {
 	const post = (body: string) => new Request("http://127.0.0.1/host-llm", { method: "POST", body });
 	const call = async (takeover: Takeover, req: Request, sid: string | null = null) => {
-		const res = await createHostLlmRoute(takeover).handle(req, { sid, tokenName: "owner", client: null });
+		const res = await createHostLlmRoute(takeover).handle(req, {
+			sid,
+			tokenName: "owner",
+			client: null,
+			conn: NO_CONNECTION,
+		});
 		return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 	};
 
