@@ -41,6 +41,21 @@ module.exports = {
 			to: { path: "^src/" },
 		},
 		{
+			name: "eras-share-facts-not-each-other",
+			comment:
+				"The 2025 era (legacy.ts) and the 2026-07-28 era (modern*.ts) import nothing from each other; what both use is in core/facts.ts.",
+			severity: "error",
+			from: { path: "^src/core/(legacy|modern)[^/]*\\.ts$" },
+			to: { path: "^src/core/(legacy|modern)[^/]*\\.ts$", pathNot: "^src/core/$1[^/]*\\.ts$" },
+		},
+		{
+			name: "facts-are-a-leaf",
+			comment: "src/core/facts.ts holds what both eras share and depends on no module.",
+			severity: "error",
+			from: { path: "^src/core/facts\\.ts$" },
+			to: { path: "^src/" },
+		},
+		{
 			name: "no-circular",
 			comment: "Parts import one way (docs/architecture.md); a cycle means a part is in the wrong room.",
 			severity: "error",

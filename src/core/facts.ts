@@ -9,7 +9,7 @@ export const LEGACY_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"] as con
 /** What `initialize` answers when the client asks for a version it does not list. */
 export const LATEST_LEGACY_VERSION = "2025-11-25";
 /** The sessionless era (modern.ts). */
-export const MODERN_VERSION = "2026-07-28";
+const MODERN_VERSION = "2026-07-28";
 /** Every version the endpoint serves (discover and -32022 name it). */
 export const SERVED_VERSIONS: readonly string[] = [...LEGACY_VERSIONS, MODERN_VERSION];
 

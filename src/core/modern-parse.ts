@@ -6,8 +6,11 @@
 import { clientName } from "./client-name.ts";
 import { isRecord } from "./jsonrpc.ts";
 
+/** @internal */
 export const META_VERSION = "io.modelcontextprotocol/protocolVersion";
+/** @internal */
 export const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
+/** @internal */
 export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 

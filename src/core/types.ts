@@ -96,7 +96,7 @@ export interface Connection {
 }
 
 /** What an extra route gets besides the request: who is calling, and the connection it came on. */
-export interface RouteContext extends CallerInfo {
+interface RouteContext extends CallerInfo {
 	conn: Connection;
 }
 
