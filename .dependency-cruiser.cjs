@@ -49,6 +49,14 @@ module.exports = {
 			to: { path: "^src/core/(legacy|modern)[^/]*\\.ts$", pathNot: "^src/core/$1[^/]*\\.ts$" },
 		},
 		{
+			name: "text-helpers-are-a-leaf",
+			comment:
+				"src/text/ holds text helpers every part may use (the headless host too); it imports nothing else from src/.",
+			severity: "error",
+			from: { path: "^src/text/" },
+			to: { path: "^src/", pathNot: "^src/text/" },
+		},
+		{
 			name: "facts-are-a-leaf",
 			comment: "src/core/facts.ts holds what both eras share and depends on no module.",
 			severity: "error",

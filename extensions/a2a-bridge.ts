@@ -24,6 +24,7 @@ import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
 import { createHostLlmRoute } from "../src/takeover/route.ts";
 import { Takeover } from "../src/takeover/takeover.ts";
+import { errorText } from "../src/text/error-text.ts";
 
 interface Running {
 	binding: Binding;
@@ -148,7 +149,7 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 			ctx.ui.notify(`A2A bridge approval picture (what a remote call meets):\n${r.approvals().join("\n")}`, "info");
 		}
 	} catch (err) {
-		const msg = `A2A bridge not started: ${err instanceof Error ? err.message : String(err)}`;
+		const msg = `A2A bridge not started: ${errorText(err)}`;
 		logLine(msg);
 		ctx.ui.notify(msg, "error");
 	}

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "bun";
+import { errorText } from "../src/text/error-text.ts";
 import { modelsYml, type Reply, startFakeModel } from "./scripted-model.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -155,7 +156,7 @@ async function main(): Promise<number> {
 main().then(
 	code => process.exit(code),
 	err => {
-		process.stderr.write(`demo: ${err instanceof Error ? err.message : String(err)}\n`);
+		process.stderr.write(`demo: ${errorText(err)}\n`);
 		process.exit(1);
 	},
 );

@@ -21,6 +21,7 @@ import {
 	TOKEN_PLACEHOLDER,
 	withTokenPlaceholder,
 } from "../src/headless/frames.ts";
+import { errorDetail } from "../src/text/error-text.ts";
 import { showSafely } from "../src/text/show.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -183,7 +184,7 @@ async function main(): Promise<number> {
 main().then(
 	code => process.exit(code),
 	err => {
-		warn(`a2a host: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+		warn(`a2a host: ${errorDetail(err)}`);
 		process.exit(1);
 	},
 );

@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { defaultConfigPath } from "../src/config/config.ts";
 import { observePid, readRuntime, runtimePath, trustEntry } from "../src/config/runtime.ts";
+import { errorText } from "../src/text/error-text.ts";
 
 /** Long enough for someone to answer an approval prompt on the host's terminal. */
 const CALL_TIMEOUT_MS = 5 * 60_000;
@@ -117,7 +118,7 @@ async function probe(url: string): Promise<number> {
 main().then(
 	code => process.exit(code),
 	err => {
-		process.stderr.write(`probe: ${err instanceof Error ? err.message : String(err)}\n`);
+		process.stderr.write(`probe: ${errorText(err)}\n`);
 		process.exit(1);
 	},
 );

@@ -8,6 +8,7 @@ import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CallAudit } from "../core/types.ts";
+import { errorText } from "../text/error-text.ts";
 import { capString, capValue, digestString, redactArgs, type Scrub } from "./redact.ts";
 
 /** @internal */
@@ -147,7 +148,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 			size = null;
 			failed++;
 			if (failed === 1 || failed % FAILURE_LOG_EVERY === 0) {
-				const cause = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+				const cause = (err as NodeJS.ErrnoException).code ?? errorText(err);
 				opts.log(`a2a-bridge: audit record not written to ${opts.path} (${cause}); ${failed} failed so far`);
 			}
 		}

@@ -1,10 +1,9 @@
 /** What the `/blob` handlers share: the per-request audit note, refusal and connection, and small fs helpers. */
 import { type Stats, statSync } from "node:fs";
-import type { DigestCache } from "./digest-cache.ts";
 import type { Connection } from "../core/types.ts";
+import type { DigestCache } from "./digest-cache.ts";
 import type { BlobCode } from "./parse.ts";
 
-export const osReason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 export const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
 
 /** Writes one audit record; `error` present means the request failed. */

@@ -3,7 +3,7 @@
  * `Content-Digest` (this request's bytes) and `Want-Repr-Digest`. Each is a Structured Field dictionary
  * (RFC 8941 §3.2), parsed whole; sha-256 is the one algorithm computed, other keys are skipped. Pure.
  */
-import type { Parsed } from "./parse.ts";
+import type { BlobParsed } from "./parse.ts";
 
 type Bare = { kind: "bytes"; value: Uint8Array } | { kind: "int"; value: number } | { kind: "other" };
 /** Keys are unique (the last one wins, RFC 8941 §3.2); parameters are parsed and dropped. */
@@ -135,7 +135,7 @@ const bad = (message: string): { ok: false; code: "bad_digest"; message: string 
  * Refused: malformed, a sha-256 that is not 32 bytes, or only algorithms this bridge does not compute
  * (accepting those would let the caller believe the bytes were checked).
  */
-export function parseDigest(name: string, raw: string | null): Parsed<string | null> {
+export function parseDigest(name: string, raw: string | null): BlobParsed<string | null> {
 	if (raw === null) return { ok: true, value: null };
 	const dict = parseDictionary(raw);
 	if (dict === null) return bad(`${name} is not a Structured Field dictionary: '${raw.slice(0, 200)}'`);
@@ -151,7 +151,7 @@ export function parseDigest(name: string, raw: string | null): Parsed<string | n
 }
 
 /** Whether `Want-Repr-Digest` asks for sha-256 (preference 1..10; 0 means "not that one"). */
-export function wantsSha256(raw: string | null): Parsed<boolean> {
+export function wantsSha256(raw: string | null): BlobParsed<boolean> {
 	if (raw === null) return { ok: true, value: false };
 	const dict = parseDictionary(raw);
 	if (dict === null) return bad(`Want-Repr-Digest is not a Structured Field dictionary: '${raw.slice(0, 200)}'`);

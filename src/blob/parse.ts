@@ -4,6 +4,7 @@
  * return `{ok, value}` or `{ok: false, code, message}`. Digest headers: blob/digest.ts.
  */
 import { resolve } from "node:path";
+import type { BlobMode } from "../config/tokens.ts";
 
 export const BLOB_METHODS = ["PUT", "POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;
@@ -37,7 +38,7 @@ export const BLOB_ERRORS = {
 } as const;
 
 export type BlobCode = keyof typeof BLOB_ERRORS;
-export type Parsed<T> = { ok: true; value: T } | { ok: false; code: BlobCode; message: string };
+export type BlobParsed<T> = { ok: true; value: T } | { ok: false; code: BlobCode; message: string };
 export interface BlobQuery {
 	path: string;
 	offset: number | null;
@@ -56,7 +57,7 @@ const fail = (code: BlobCode, message: string): { ok: false; code: BlobCode; mes
 const DIGITS = /^[0-9]+$/;
 
 /** Reads `?path=` (exactly once, non-empty, no NUL) and `?offset=` (decimal, uploads only). */
-export function parseBlobQuery(params: URLSearchParams, method: string): Parsed<BlobQuery> {
+export function parseBlobQuery(params: URLSearchParams, method: string): BlobParsed<BlobQuery> {
 	const paths = params.getAll("path");
 	if (paths.length !== 1) return fail("bad_path", "give the file as ?path=<path>, exactly once");
 	const path = paths[0] as string;
@@ -71,9 +72,6 @@ export function parseBlobQuery(params: URLSearchParams, method: string): Parsed<
 	}
 	return { ok: true, value: { path, offset: Number(raw) } };
 }
-
-/** What `/blob` serves (config `blob`, contract §14): a switch on the route's own methods, not a judgement of paths. */
-export type BlobMode = "write" | "read" | "off";
 
 /** Why `method` is refused under `mode`, or null when it is served. */
 export function blobRefusal(mode: BlobMode, method: string): string | null {
@@ -94,7 +92,7 @@ export function resolveBlobPath(raw: string, base: { home: string; cwd: string }
  * A single `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of `size` bytes (RFC 9110 §14).
  * No header, or another unit, → whole file (`null`); malformed, multiple or out-of-range → 416.
  */
-export function parseRange(header: string | null, size: number): Parsed<ByteRange | null> {
+export function parseRange(header: string | null, size: number): BlobParsed<ByteRange | null> {
 	if (header === null) return { ok: true, value: null };
 	const eq = header.indexOf("=");
 	if (eq < 0) return fail("range_not_satisfiable", `malformed Range '${header}'`);

@@ -5,7 +5,8 @@
  */
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, rmdirSync, type Stats, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
-import { type Ctx, osReason, statOrNull } from "./context.ts";
+import { errorText } from "../text/error-text.ts";
+import { type Ctx, statOrNull } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
 import type { FileLocks } from "./locks.ts";
 import { blobError } from "./parse.ts";
@@ -42,7 +43,7 @@ export async function post(
 			{ size },
 		);
 	const cannot = (err: unknown) =>
-		refuse(path, offset, "write_failed", `cannot write ${path}: ${osReason(err)}; 0 bytes landed`);
+		refuse(path, offset, "write_failed", `cannot write ${path}: ${errorText(err)}; 0 bytes landed`);
 	let st: Stats | null;
 	try {
 		st = statOrNull(path);

@@ -18,7 +18,8 @@ import {
 	unlinkSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { type Ctx, osReason } from "./context.ts";
+import { errorText } from "../text/error-text.ts";
+import type { Ctx } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
 import { blobError } from "./parse.ts";
@@ -88,7 +89,7 @@ export async function put(
 	try {
 		madeDir = mkdirSync(dirname(target), { recursive: true });
 	} catch (err) {
-		return refuse(path, offset, "write_failed", `cannot write ${path}: ${osReason(err)}; nothing changed`);
+		return refuse(path, offset, "write_failed", `cannot write ${path}: ${errorText(err)}; nothing changed`);
 	}
 	const nameKey = `staging:${staging}`;
 	const unlockName = locks.takeAll(old === null ? [nameKey] : [nameKey, inodeKey(old)]);
@@ -148,7 +149,7 @@ export async function put(
 			renameSync(staging, target);
 		} catch (err) {
 			drop();
-			const message = `cannot replace ${target}: ${osReason(err)}; nothing was kept and the file is unchanged`;
+			const message = `cannot replace ${target}: ${errorText(err)}; nothing was kept and the file is unchanged`;
 			ctx.log(`a2a-bridge: blob ${message}`);
 			ctx.note(path, at, landed, message);
 			return blobError("write_failed", message);

@@ -7,6 +7,7 @@
  * `{path, offset, bytes}` (uploads also `method`), never contents. A leaf: `node:fs` and HTTP, not the host.
  */
 import type { AuditRecord } from "../audit/log.ts";
+import type { BlobMode } from "../config/tokens.ts";
 import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute } from "../core/types.ts";
 import { holding } from "./conn.ts";
@@ -18,7 +19,6 @@ import { FileLocks } from "./locks.ts";
 import { ownFileOf } from "./own.ts";
 import {
 	BLOB_METHODS,
-	type BlobMode,
 	blobError,
 	blobRefusal,
 	isUpload,

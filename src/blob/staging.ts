@@ -18,8 +18,9 @@ import {
 	unlinkSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { errno, osReason } from "./context.ts";
-import type { Parsed } from "./parse.ts";
+import { errorText } from "../text/error-text.ts";
+import { errno } from "./context.ts";
+import type { BlobParsed } from "./parse.ts";
 
 const PREFIX = ".a2a-staging-";
 const NAME = /^\.a2a-staging-[0-9a-f]{32}$/;
@@ -79,7 +80,7 @@ export function stagedSize(target: string): number | null {
 export function openStaging(
 	path: string,
 	offset: number | null,
-): Parsed<{ fd: number; st: Stats }> | { ok: false; code: "offset_mismatch"; message: string; size: number } {
+): BlobParsed<{ fd: number; st: Stats }> | { ok: false; code: "offset_mismatch"; message: string; size: number } {
 	const fresh = offset === null || offset === 0;
 	try {
 		if (fresh) {
@@ -111,7 +112,7 @@ export function openStaging(
 		return {
 			ok: false,
 			code: "write_failed",
-			message: `cannot stage the upload in ${dirname(path)}: ${osReason(err)}`,
+			message: `cannot stage the upload in ${dirname(path)}: ${errorText(err)}`,
 		};
 	}
 }

@@ -5,7 +5,8 @@
  * Kernel pseudo-files (procfs, sysfs, …) are regular by `fstat` but their size is made up.
  */
 import { closeSync, constants, fstatSync, openSync, type Stats, statfsSync } from "node:fs";
-import { errno, osReason } from "./context.ts";
+import { errorText } from "../text/error-text.ts";
+import { errno } from "./context.ts";
 import type { BlobCode } from "./parse.ts";
 
 /** `statfs` magic numbers of file systems whose files have no true size (linux/magic.h). */
@@ -42,7 +43,7 @@ export function openTarget(path: string, mode: "read" | "append"): Opened {
 		if (errno(err) === "EISDIR") return { ok: false, code: "is_directory", message: `${path} is a directory` };
 		if (errno(err) === "ENXIO") return refusal(path, "a FIFO or socket with no peer");
 		const verb = mode === "read" ? "read" : "write";
-		return { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${osReason(err)}` };
+		return { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${errorText(err)}` };
 	}
 	try {
 		const st = fstatSync(fd);
@@ -53,7 +54,7 @@ export function openTarget(path: string, mode: "read" | "append"): Opened {
 		return { ok: true, fd, st, pseudo };
 	} catch (err) {
 		const verb = mode === "read" ? "read" : "write";
-		return close(fd, { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${osReason(err)}` });
+		return close(fd, { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${errorText(err)}` });
 	}
 }
 

@@ -5,7 +5,8 @@
  */
 import { fstatSync } from "node:fs";
 import type { Connection } from "../core/types.ts";
-import { errno, osReason } from "./context.ts";
+import { errorText } from "../text/error-text.ts";
+import { errno } from "./context.ts";
 import { type Digests, digestsOf, FOLLOW_MIN_BYTES, followHash } from "./hash.ts";
 import { blobError, json } from "./parse.ts";
 import { stallMs, watchStall } from "./stall.ts";
@@ -34,7 +35,7 @@ export interface Written {
 /** File-system errors carry an errno code ("ENOSPC"); a dropped connection does not. */
 function classify(err: unknown, stalledFor: number | null): Exclude<Stop, null> {
 	const code = errno(err);
-	if (typeof code === "string" && code.startsWith("E")) return { code: "write_failed", why: osReason(err) };
+	if (typeof code === "string" && code.startsWith("E")) return { code: "write_failed", why: errorText(err) };
 	if (stalledFor !== null) {
 		return { code: "client_disconnected", why: `client stalled (no byte for ${stalledFor / 1000} s)` };
 	}

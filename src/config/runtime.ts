@@ -17,6 +17,7 @@ import {
 	statSync,
 	unlinkSync,
 } from "node:fs";
+import { errorText } from "../text/error-text.ts";
 import type { Parsed } from "./config.ts";
 import { writeFileAtomic0600 } from "./file.ts";
 
@@ -145,7 +146,7 @@ export function publishRuntime(configPath: string, url: string, port: number, lo
 	try {
 		writeRuntime(path, info);
 	} catch (err) {
-		log(`A2A bridge: runtime file ${path} not written: ${err instanceof Error ? err.message : String(err)}`);
+		log(`A2A bridge: runtime file ${path} not written: ${errorText(err)}`);
 		return () => {};
 	}
 	return () => {

@@ -14,6 +14,7 @@ export interface NamedToken {
 	token: string;
 }
 
+/** What `/blob` serves (config `blob`, contract §14): a switch on the route's own methods, not a judgement of paths. */
 export type BlobMode = "write" | "read" | "off";
 const BLOB_MODES: readonly BlobMode[] = ["write", "read", "off"];
 

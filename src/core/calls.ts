@@ -5,7 +5,7 @@
  * call keeps its slot until it has (contract §15). The connection's idle timer is off while it runs.
  * Each era hands over its rules (`EraRules`); the table knows no era by name.
  */
-import { describe } from "./describe.ts";
+import { errorDetail } from "../text/error-text.ts";
 import { ERRORS, type ErrorKind, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseTimings } from "./progress.ts";
@@ -126,7 +126,7 @@ export class CallTable {
 		run.then(
 			outcome => sse.finish(outcome === null ? null : { jsonrpc: "2.0", id, ...answerOf(outcome, result) }),
 			err => {
-				this.#deps.log(`a2a-bridge: internal error in tools/call '${name}': ${describe(err)}`);
+				this.#deps.log(`a2a-bridge: internal error in tools/call '${name}': ${errorDetail(err)}`);
 				const { code, message } = ERRORS.internal_error;
 				return sse.finish({ jsonrpc: "2.0", id, error: { code, message } });
 			},

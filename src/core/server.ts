@@ -4,8 +4,9 @@
  * docs/protocol.md): route, Host/Origin, method, auth, then the route itself.
  */
 import type { Identity } from "../config/auth.ts";
+import { errorDetail } from "../text/error-text.ts";
 import { CallTable } from "./calls.ts";
-import { describe, isClientAbort } from "./describe.ts";
+import { isClientAbort } from "./client-abort.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { eraOf, SERVER_NAME, unsupportedData } from "./facts.ts";
 import { Gate, type Route, refuse } from "./gate.ts";
@@ -113,7 +114,7 @@ export class BridgeServer {
 			this.#deps.log(
 				isClientAbort(req, err)
 					? `a2a-bridge: client aborted ${req.method} ${path} before its request was complete`
-					: `a2a-bridge: internal error on ${req.method} ${path}: ${describe(err)}`,
+					: `a2a-bridge: internal error on ${req.method} ${path}: ${errorDetail(err)}`,
 			);
 			return refuse(this.#gate.route(path) ?? "mcp", "internal_error");
 		}

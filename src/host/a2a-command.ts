@@ -5,6 +5,7 @@ import type { BridgeConfig } from "../config/config.ts";
 import { addToken, revokeToken, rotateToken } from "../config/file.ts";
 import { OWNER } from "../config/tokens.ts";
 import type { BridgeServer } from "../core/server.ts";
+import { errorText } from "../text/error-text.ts";
 import {
 	type BridgeStatus,
 	mcpJson,
@@ -70,7 +71,7 @@ function onDisk<T>(notify: Notify, what: string, change: () => T): T | undefined
 	try {
 		return change();
 	} catch (err) {
-		notify(`A2A bridge: ${what}: ${err instanceof Error ? err.message : String(err)}`, "error");
+		notify(`A2A bridge: ${what}: ${errorText(err)}`, "error");
 		return undefined;
 	}
 }

@@ -5,6 +5,7 @@
 import { settings } from "@oh-my-pi/pi-coding-agent";
 import { resolveApproval } from "@oh-my-pi/pi-coding-agent/tools/approval";
 import type { BlobMode } from "../config/tokens.ts";
+import { errorText } from "../text/error-text.ts";
 import { describeApprovals, effectiveMode } from "./approvals.ts";
 import { liveMain } from "./main.ts";
 import type { HostSession } from "./shapes.ts";
@@ -38,7 +39,7 @@ export function liveApprovals(blob: BlobMode): string[] {
 			: undefined;
 		return describeApprovals(mode, policies, blob, { unprompted: open, bashPatterns: source.get("bash.patterns") });
 	} catch (err) {
-		const why = err instanceof Error ? err.message : String(err);
+		const why = errorText(err);
 		return [
 			`approvals: could not read the host's approval settings (${why})`,
 			...describeApprovals("yolo", {}, blob).slice(1),

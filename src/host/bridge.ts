@@ -7,14 +7,14 @@
  * (host/validate.ts); a failed TUI emit never alters a result.
  */
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
+import { errorText } from "../text/error-text.ts";
 import { Catalog } from "./catalog.ts";
 import { lendCallSignal, type PromptUi, withCallSignal } from "./prompt-signal.ts";
 import { promptLabel } from "./remote-calls.ts";
-import { errorText, type HostAccess, type HostJobManager, type HostSession, type HostToolResult } from "./shapes.ts";
+import { type HostAccess, type HostJobManager, type HostSession, type HostToolResult, TOOL_FAILED } from "./shapes.ts";
 import { checkArgs } from "./validate.ts";
 
 export type { HostAccess, HostJobManager, HostSession } from "./shapes.ts";
-export { errorText } from "./shapes.ts";
 
 /** @internal */
 export const MAIN_UNAVAILABLE = "main session not available";
@@ -84,7 +84,7 @@ export class HostBridge {
 					? await this.#awaitJob(main.asyncJobManager, jobId, req)
 					: { content: mapContent(result?.content), isError: result?.isError === true };
 		} catch (err) {
-			outcome = failure(errorText(err));
+			outcome = failure(errorText(err, TOOL_FAILED));
 		}
 		this.#emit(main, {
 			type: "tool_execution_end",
@@ -125,7 +125,9 @@ export class HostBridge {
 			try {
 				main.agent?.emitExternalEvent?.(event);
 			} catch (err) {
-				this.#host.log(`a2a-bridge: could not show ${String(event.type)} in the host UI (${errorText(err)})`);
+				this.#host.log(
+					`a2a-bridge: could not show ${String(event.type)} in the host UI (${errorText(err, TOOL_FAILED)})`,
+				);
 			}
 		});
 	}

@@ -3,7 +3,8 @@
  * registry at every list; descriptions and schemas are reused while the same tool objects stay.
  */
 import type { McpTool } from "../core/types.ts";
-import { errorText, type HostAccess, type HostTool } from "./shapes.ts";
+import { errorText } from "../text/error-text.ts";
+import { type HostAccess, type HostTool, TOOL_FAILED } from "./shapes.ts";
 
 const FALLBACK_SCHEMA = { type: "object" } as const;
 const LIST_CACHE_MS = 1000;
@@ -91,7 +92,7 @@ export class Catalog {
 			schema = s && typeof s === "object" && s.type === "object" ? s : { ...FALLBACK_SCHEMA };
 		} catch (err) {
 			this.#host.log(
-				`a2a-bridge: schema of tool '${tool.name}' not convertible (${errorText(err)}); listed as {"type":"object"}`,
+				`a2a-bridge: schema of tool '${tool.name}' not convertible (${errorText(err, TOOL_FAILED)}); listed as {"type":"object"}`,
 			);
 			schema = { ...FALLBACK_SCHEMA };
 		}

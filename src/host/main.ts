@@ -5,7 +5,9 @@
 import { toolWireSchema, validateToolArguments } from "@oh-my-pi/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
-import { errorText, type HostAccess, type HostSession } from "./bridge.ts";
+import { errorText } from "../text/error-text.ts";
+import type { HostAccess, HostSession } from "./bridge.ts";
+import { TOOL_FAILED } from "./shapes.ts";
 
 export const logLine = (line: string): void => {
 	// stdout is the host's rpc channel: diagnostics go to stderr only.
@@ -43,7 +45,7 @@ export function hostAccess(pi: ExtensionAPI): HostAccess {
 				const call = { type: "toolCall" as const, id: "a2a-bridge", name, arguments: args };
 				return { ok: true, args: validateToolArguments(tool as Parameters<typeof validateToolArguments>[0], call) };
 			} catch (err) {
-				return { ok: false, message: errorText(err) };
+				return { ok: false, message: errorText(err, TOOL_FAILED) };
 			}
 		},
 		log: logLine,

@@ -57,7 +57,5 @@ export interface HostAccess {
 	log(line: string): void;
 }
 
-export function errorText(err: unknown): string {
-	if (err instanceof Error) return err.message || err.name;
-	return typeof err === "string" ? err : "tool failed";
-}
+/** What a tool failure says when the host threw something that is neither an Error nor a string. */
+export const TOOL_FAILED = "tool failed";

@@ -2,6 +2,8 @@
  * The layers of the takeover (contract §8) as steps on one `Armed` record: claim a provider, cover
  * the live Main session, and undo all of it. `Takeover` decides when; these say how.
  */
+
+import { errorText } from "../text/error-text.ts";
 import {
 	DENY_API,
 	denyCopy,
@@ -60,7 +62,7 @@ export function undo(host: TakeoverHost, a: Armed): string[] {
 		try {
 			fn();
 		} catch (err) {
-			problems.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+			problems.push(`${what}: ${errorText(err)}`);
 		}
 	};
 	if (a.main) {

@@ -17,28 +17,34 @@ async function readSmallBody(req: Request): Promise<string | null> {
 	return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
+/** Each `/host-llm` refusal code and its HTTP status; docs/protocol.md carries the same rows. @internal */
+export const HOST_LLM_ERRORS = { invalid_body: 400, cannot_arm: 409, body_too_large: 413 } as const;
+type HostLlmCode = keyof typeof HOST_LLM_ERRORS;
+
+/** `{error, code}` like every other route's refusal; `extra` rides along (the state, on 409). */
+const error = (code: HostLlmCode, message: string, extra: object = {}): Response =>
+	Response.json({ ...extra, error: message, code }, { status: HOST_LLM_ERRORS[code] });
+
 /** `GET /host-llm` → state; `POST {"enabled": boolean}` → toggle (contract §8). */
 export function createHostLlmRoute(takeover: Takeover): ExtraRoute {
-	const error = (status: number, code: string, message: string, extra: object = {}) =>
-		Response.json({ ...extra, error: message, code }, { status });
 	return {
 		methods: ["GET", "POST"],
 		async handle(req, { sid, tokenName }) {
 			if (req.method === "GET") return Response.json(takeover.state());
 			const text = await readSmallBody(req);
-			if (text === null) return error(413, "body_too_large", `request body larger than ${MAX_BODY_BYTES} bytes`);
+			if (text === null) return error("body_too_large", `request body larger than ${MAX_BODY_BYTES} bytes`);
 			let body: unknown;
 			try {
 				body = JSON.parse(text);
 			} catch {
-				return error(400, "invalid_body", 'body must be JSON: {"enabled": true|false}');
+				return error("invalid_body", 'body must be JSON: {"enabled": true|false}');
 			}
 			const enabled = (body as { enabled?: unknown } | null)?.enabled;
 			if (typeof body !== "object" || Array.isArray(body) || typeof enabled !== "boolean") {
-				return error(400, "invalid_body", "field 'enabled' must be a boolean");
+				return error("invalid_body", "field 'enabled' must be a boolean");
 			}
 			const r = takeover.toggle(enabled, sid, tokenName);
-			return r.ok ? Response.json(r.value) : error(409, r.code, r.message, takeover.state());
+			return r.ok ? Response.json(r.value) : error(r.code, r.message, takeover.state());
 		},
 	};
 }

@@ -6,6 +6,7 @@
  * what arming did and names on stderr what could not come back; nothing is persisted.
  */
 import type { AuditRecord } from "../audit/log.ts";
+import { errorText } from "../text/error-text.ts";
 import { type Armed, claim, rearm, undo } from "./layers.ts";
 import {
 	claimsFor,
@@ -85,7 +86,7 @@ export class Takeover {
 			rearm(this.#host, armed);
 		} catch (err) {
 			for (const problem of undo(this.#host, armed)) this.#host.log(`a2a-bridge takeover: rollback: ${problem}`);
-			return { ok: false, code: "cannot_arm", message: err instanceof Error ? err.message : String(err) };
+			return { ok: false, code: "cannot_arm", message: errorText(err) };
 		}
 		this.#armed = armed;
 		void this.#host.settled().then(() => this.#reclaim(armed));
@@ -102,7 +103,7 @@ export class Takeover {
 			for (const provider of claimsFor(rows)) claim(this.#host, armed, rows, provider);
 			armed.escaped = uncoveredTransport(rows, [...armed.claims.keys()]);
 		} catch (err) {
-			armed.escaped = err instanceof Error ? err.message : String(err);
+			armed.escaped = errorText(err);
 		}
 		rearm(this.#host, armed);
 		if (armed.escaped) this.#host.log(`a2a-bridge takeover: only the tripwire covers this: ${armed.escaped}`);

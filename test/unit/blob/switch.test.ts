@@ -3,8 +3,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/log.ts";
-import { BLOB_ERRORS, type BlobMode, blobRefusal } from "../../../src/blob/parse.ts";
+import { BLOB_ERRORS, blobRefusal } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
+import type { BlobMode } from "../../../src/config/tokens.ts";
 import { NO_CONNECTION } from "../../../src/core/idle.ts";
 
 describe("blobRefusal", () => {

@@ -5,7 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { ERRORS, routeError, rpcError } from "../../../src/core/errors.ts";
-import { createHostLlmRoute } from "../../../src/takeover/route.ts";
+import { NO_CONNECTION } from "../../../src/core/idle.ts";
+import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import type { Takeover } from "../../../src/takeover/takeover.ts";
 import { markdownTable } from "../../helpers/docs.ts";
 
@@ -74,6 +75,7 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 			sid: null,
 			tokenName: "owner",
 			client: null,
+			conn: NO_CONNECTION,
 		});
 
 	test("every refusal the route gives is a documented row, and every documented row is given", async () => {
@@ -83,5 +85,6 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 		const given = new Map<string, number>();
 		for (const res of answers) given.set(((await res.json()) as { code: string }).code, res.status);
 		expect(Object.fromEntries(given)).toEqual(Object.fromEntries(documented));
+		expect(Object.fromEntries(given)).toEqual({ ...HOST_LLM_ERRORS });
 	});
 });

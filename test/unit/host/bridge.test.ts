@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ToolCallRequest } from "../../../src/core/types.ts";
 import {
-	errorText,
 	type HostAccess,
 	HostBridge,
 	type HostSession,
@@ -10,7 +9,8 @@ import {
 	notExposed,
 } from "../../../src/host/bridge.ts";
 import { annotationsFor } from "../../../src/host/catalog.ts";
-import type { HostTool, HostToolResult } from "../../../src/host/shapes.ts";
+import { type HostTool, type HostToolResult, TOOL_FAILED } from "../../../src/host/shapes.ts";
+import { errorDetail, errorText } from "../../../src/text/error-text.ts";
 
 const OBJECT_SCHEMA = { type: "object", properties: { path: { type: "string" } } };
 
@@ -166,10 +166,17 @@ describe("mapContent", () => {
 });
 
 describe("errorText", () => {
-	test("Error -> its message; string -> itself; other -> 'tool failed'", () => {
+	test("Error -> its message (its name when empty); string -> itself; other -> the fallback or String", () => {
 		expect(errorText(new Error("denied"))).toBe("denied");
+		expect(errorText(new TypeError(""))).toBe("TypeError");
 		expect(errorText("plain")).toBe("plain");
-		expect(errorText(42)).toBe("tool failed");
+		expect(errorText(42, TOOL_FAILED)).toBe("tool failed");
+		expect(errorText(42)).toBe("42");
+	});
+	test("errorDetail -> the stack where there is one, else the same text", () => {
+		const e = new Error("boom");
+		expect(errorDetail(e)).toBe(e.stack as string);
+		expect(errorDetail({ toString: () => "odd" })).toBe("odd");
 	});
 });
 

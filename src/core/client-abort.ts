@@ -1,8 +1,3 @@
-/** The detail of an error for host stderr (never for a caller). */
-export function describe(err: unknown): string {
-	return err instanceof Error ? (err.stack ?? err.message) : String(err);
-}
-
 /**
  * The caller closed the connection before its request was read: Bun aborts the request's signal and
  * rejects the body read with an AbortError. Both must hold, so a real failure is never hidden.
