@@ -33,6 +33,12 @@ export interface LoadedConfig {
 }
 
 export const CONFIG_DEFAULTS = { port: 0, host: "127.0.0.1", host_llm: "allow" as HostLlm };
+/** Fields a file rebuilt from the live config leaves out while they hold their default (absent means it). */
+export const OPTIONAL_DEFAULTS: Partial<Record<keyof BridgeConfig, unknown>> = {
+	allowed_origins: [],
+	tokens: [],
+	blob: "write",
+};
 
 export function defaultConfigPath(env: Record<string, string | undefined> = process.env): string {
 	const fromEnv = env.A2A_BRIDGE_CONFIG;

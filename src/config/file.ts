@@ -12,6 +12,7 @@ import {
 	generateToken,
 	isLoopbackHost,
 	type LoadedConfig,
+	OPTIONAL_DEFAULTS,
 	validateConfig,
 } from "./config.ts";
 import { MAX_NAMED_TOKENS, nameProblem, OWNER } from "./tokens.ts";
@@ -84,13 +85,9 @@ export function loadConfig(path: string): LoadedConfig {
 /** The file's current object, or one rebuilt from `current` when the file is gone; refuses a broken file. */
 function readRaw(path: string, current: BridgeConfig): Record<string, unknown> {
 	if (!existsSync(path)) {
-		const { allowed_origins, tokens, blob, ...rest } = current;
-		return {
-			...rest,
-			...(allowed_origins.length > 0 ? { allowed_origins } : {}),
-			...(tokens.length > 0 ? { tokens } : {}),
-			...(blob !== "write" ? { blob } : {}),
-		};
+		const isDefault = ([k, v]: [string, unknown]) =>
+			k in OPTIONAL_DEFAULTS && JSON.stringify(v) === JSON.stringify(OPTIONAL_DEFAULTS[k as keyof BridgeConfig]);
+		return Object.fromEntries(Object.entries(current).filter(e => !isDefault(e)));
 	}
 	let parsed: unknown;
 	try {

@@ -150,6 +150,21 @@ describe("rotateToken", () => {
 		expect(mode(p)).toBe(0o600);
 	});
 
+	test("missing file -> optional fields recreated only where they differ from their default", () => {
+		const p = join(dir, "gone.json");
+		const live = { ...current, allowed_origins: ["http://a:1"], blob: "read" as const };
+		const token = rotateToken(p, live);
+		const raw = JSON.parse(readFileSync(p, "utf8"));
+		expect(raw).toEqual({
+			port: 7000,
+			token,
+			host: "127.0.0.1",
+			host_llm: "deny",
+			allowed_origins: ["http://a:1"],
+			blob: "read",
+		});
+	});
+
 	test("file that no longer parses -> refused, file untouched", () => {
 		const p = join(dir, "a2a-bridge.json");
 		writeFileSync(p, "{broken");
