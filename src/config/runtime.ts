@@ -21,7 +21,6 @@ import { errorText } from "../text/error-text.ts";
 import type { Parsed } from "./config.ts";
 import { writeFileAtomic0600 } from "./file.ts";
 
-/** @internal */
 export interface RuntimeInfo {
 	url: string;
 	port: number;

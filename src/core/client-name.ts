@@ -3,6 +3,7 @@
  * host's TUI, the headless host's terminal and `/a2a`, so control characters (escape sequences, line
  * breaks) become spaces, format characters (every Bidi_Control, zero-width and invisible one) and lone
  * surrogates are dropped, and the length is capped. It identifies nothing: any caller may claim any name.
+ * @internal
  */
 export const MAX_CLIENT_NAME = 64;
 

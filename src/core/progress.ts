@@ -16,7 +16,7 @@ const PROGRESS_MIN_INTERVAL_MS = 250;
 const KEEPALIVE_MS = 15_000;
 const HEARTBEAT_MS = 5_000;
 const PROGRESS_MESSAGE_MAX_BYTES = 1024;
-/** Bytes a stream may hold unread before progress waits; a reading client never gets near it. */
+/** Bytes a stream may hold unread before progress waits; a reading client never gets near it. @internal */
 export const SSE_QUEUE_MAX_BYTES = 64 * 1024;
 
 export type ProgressToken = string | number;
@@ -27,7 +27,7 @@ export function progressIntervalMs(asked: string | undefined): number | undefine
 	return Number.isFinite(v) && v >= 0 ? Math.min(v, PROGRESS_MIN_INTERVAL_MS) : undefined;
 }
 
-/** The last `maxBytes` bytes of `text`, cut at a character boundary. */
+/** The last `maxBytes` bytes of `text`, cut at a character boundary. @internal */
 export function tailBytes(text: string, maxBytes = PROGRESS_MESSAGE_MAX_BYTES): string {
 	if (Buffer.byteLength(text) <= maxBytes) return text;
 	let tail = text.slice(-maxBytes);

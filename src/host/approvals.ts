@@ -9,12 +9,11 @@ import { showSafely } from "../text/show.ts";
 import { describeBashPatterns } from "./unprompted.ts";
 
 const APPROVAL_MODES = ["yolo", "write", "always-ask"] as const;
-/** @internal */
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 /** @internal */
 export type ToolPolicy = "allow" | "deny" | "prompt";
 
-/** The host reads any unknown mode as yolo; the picture must say the same. @internal */
+/** The host reads any unknown mode as yolo; the picture must say the same. */
 export function effectiveMode(raw: unknown): ApprovalMode {
 	return APPROVAL_MODES.includes(raw as ApprovalMode) ? (raw as ApprovalMode) : "yolo";
 }

@@ -73,7 +73,7 @@ interface PatternRule {
 	approval: "allow" | "deny" | "prompt";
 }
 
-/** `bash.patterns` entries the host honours (same normalisation as omp `getBashApprovalPatternRules`). */
+/** `bash.patterns` entries the host honours (same normalisation as omp `getBashApprovalPatternRules`). @internal */
 export function bashPatternRules(raw: unknown): PatternRule[] {
 	if (!Array.isArray(raw)) return [];
 	const rules: PatternRule[] = [];

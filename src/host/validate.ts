@@ -12,10 +12,10 @@ export type ArgCheck = { ok: true; args: Record<string, unknown> } | { ok: false
 /** Longest refusal text sent back; the host's message names every failing argument within it. */
 const INVALID_ARGS_MAX_CHARS = 1000;
 
-/** Deeper nesting than any tool schema uses; the host's recursive validator would overflow the stack. */
+/** Deeper nesting than any tool schema uses; the host's recursive validator would overflow the stack. @internal */
 export const MAX_ARG_DEPTH = 64;
 
-/** The first top-level argument nested deeper than `max` levels, found without recursion; else null. */
+/** The first top-level argument nested deeper than `max` levels, found without recursion; else null. @internal */
 export function tooDeep(args: Record<string, unknown>, max = MAX_ARG_DEPTH): string | null {
 	for (const [key, value] of Object.entries(args)) {
 		const stack: Array<[unknown, number]> = [[value, 1]];

@@ -20,7 +20,7 @@ function escapeChar(ch: string): string {
 	return `\\u{${cp.toString(16)}}`;
 }
 
-/** True when `text` holds a character `showSafely` would escape. */
+/** True when `text` holds a character `showSafely` would escape. @internal */
 export const hasHidden = (text: string): boolean => HIDDEN.test(text);
 
 /**
