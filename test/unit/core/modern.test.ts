@@ -71,6 +71,16 @@ async function until(what: string, probe: () => boolean, ms = 2000): Promise<voi
 }
 
 describe("2026-07-28 through handle()", () => {
+	test("tools/call without a string name or with non-object arguments -> HTTP 400 -32602, the tool not called", async () => {
+		const h = harness();
+		for (const params of [{ arguments: {} }, { name: "read", arguments: [] }, { name: "read", arguments: "x" }]) {
+			const res = await h.server.handle(modern("tools/call", params));
+			expect(res.status).toBe(400);
+			expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32602);
+		}
+		expect(h.calls).toEqual([]);
+	});
+
 	test("tools/call needs no session; the result carries resultType and serverInfo; audit sid null, client named", async () => {
 		const h = harness();
 		const res = await h.server.handle(modern("tools/call", { name: "read", arguments: {} }));

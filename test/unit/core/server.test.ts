@@ -869,6 +869,16 @@ describe("BridgeServer sessions", () => {
 		expect((await h.server.handle(post(rpc("ping"), { "mcp-session-id": b }))).status).toBe(200);
 	});
 
+	test("a session with a call in flight outlives 24 h idle (the call table tells the sessions it is busy)", async () => {
+		const { h, entered } = hangingServer();
+		const [busy, idle] = [await initialize(h), await initialize(h)];
+		void h.server.handle(post(toolCall("bash", {}), { "mcp-session-id": busy }));
+		await entered.promise;
+		h.clock.t += 25 * HOUR;
+		expect((await h.server.handle(post(rpc("ping"), { "mcp-session-id": busy }))).status).toBe(200);
+		expect((await h.server.handle(post(rpc("ping"), { "mcp-session-id": idle }))).status).toBe(404);
+	});
+
 	test("65th initialize -> the least recently seen session gets 404", async () => {
 		const h = makeServer();
 		const sids: string[] = [];
