@@ -95,7 +95,7 @@ function member(c: Cursor): Bare | null {
 	}
 }
 
-/** RFC 8941 §4.2.2, for the item kinds a digest field can hold; null when malformed. */
+/** RFC 8941 §4.2.2, for the item kinds a digest field can hold; null when malformed. @internal */
 export function parseDictionary(raw: string): Dictionary | null {
 	const c = new Cursor(raw.trim());
 	const out: Dictionary = new Map();

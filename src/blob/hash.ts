@@ -131,6 +131,7 @@ export function followHash(fd: number, split: number): FollowHash | null {
 /**
  * The digests of [0, end) and [split, end) read back through one reused buffer, on the main thread. It
  * yields to the event loop between buffers, so other calls (and their heartbeats) go on meanwhile.
+ * @internal
  */
 export async function hashRanges(fd: number, split: number, end: number): Promise<Digests> {
 	const whole = new Bun.CryptoHasher("sha256");

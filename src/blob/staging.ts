@@ -26,7 +26,7 @@ const PREFIX = ".a2a-staging-";
 const NAME = /^\.a2a-staging-[0-9a-f]{32}$/;
 /** Staging files older than this are removed by the next PUT into their directory. */
 const STAGING_MAX_AGE_MS = 24 * 60 * 60 * 1000;
-/** At most this many staging files stay in one directory (the oldest go first). */
+/** At most this many staging files stay in one directory (the oldest go first). @internal */
 export const STAGING_MAX_PER_DIR = 8;
 const MAX_LINK_HOPS = 40;
 
