@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import {
 	chmodSync,
+	chownSync,
 	existsSync,
 	linkSync,
 	lstatSync,
@@ -103,6 +104,9 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		const file = join(host.home, "fw.bin");
 		writeFileSync(file, "version one, longer than the next");
 		chmodSync(file, 0o640);
+		// The host runs as root here: another user's file keeps its owner and group.
+		const asRoot = process.getuid?.() === 0;
+		if (asRoot) chownSync(file, 1234, 4321);
 		const v2 = random(3 * MIB + 5);
 		const res = await send("PUT", file, v2);
 		expect(res.status).toBe(200);
@@ -116,6 +120,7 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		});
 		expect(sha(readFileSync(file))).toBe(sha(v2));
 		expect(statSync(file).mode & 0o777).toBe(0o640);
+		if (asRoot) expect([statSync(file).uid, statSync(file).gid]).toEqual([1234, 4321]);
 		expect(staged(host.home)).toEqual([]);
 		expect(writes(file).at(-1)).toMatchObject({
 			isError: false,
