@@ -61,6 +61,8 @@ function processTakeover(): Takeover {
 }
 
 const positive = (v: string | undefined): number | undefined => (Number(v) > 0 ? Number(v) : undefined);
+const nonNegative = (v: string | undefined): number | undefined =>
+	v !== undefined && v.trim() !== "" && Number(v) >= 0 ? Number(v) : undefined;
 
 /** The host gives session_shutdown 2 s: calls still running after this are cancelled so each gets its answer and done record. */
 const RELEASE_GRACE_MS = 1500;
@@ -109,6 +111,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			sessionTtlMs: positive(process.env.A2A_BRIDGE_SESSION_TTL_MS),
 			// Testing knob: unpaced progress lets the end-to-end suite fill a slow reader's queue quickly.
 			sse: { minIntervalMs: progressIntervalMs(process.env.A2A_BRIDGE_PROGRESS_INTERVAL_MS) },
+			// Testing knob: a shorter task window (never longer than TASK_WINDOW_MS) for the conformance fixtures.
+			taskWindowMs: nonNegative(process.env.A2A_BRIDGE_TASK_WINDOW_MS),
 		},
 	);
 	// Testing knob: a short idle bound lets the end-to-end suite see a held call outlive it quickly.
@@ -127,6 +131,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		port: bound.binding.port,
 		stop: async () => {
 			unpublish();
+			live.cancelTasks();
 			const graceful = bound.binding.stop();
 			const drained = await Promise.race([graceful.then(() => true), Bun.sleep(RELEASE_GRACE_MS).then(() => false)]);
 			if (!drained) {

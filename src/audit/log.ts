@@ -167,6 +167,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					phase: "start",
 					tool: c.tool,
 					args: c.args,
+					...(c.task !== undefined ? { task: c.task } : {}),
 				}),
 			done: async c =>
 				write({
@@ -179,6 +180,8 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					isError: c.isError,
 					args: c.args,
 					...(c.cancelled ? { cancelled: true } : {}),
+					...(c.abandoned ? { abandoned: true } : {}),
+					...(c.task !== undefined ? { task: c.task } : {}),
 				}),
 		},
 		failures: () => failed,

@@ -10,6 +10,7 @@ import { ERRORS, type ErrorKind, type RpcId, rpcError, rpcErrorMessage, rpcResul
 import { isRecord } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseTimings } from "./progress.ts";
 import { abort, runCall } from "./run.ts";
+import { answerOrTask, detachable, type TaskMode } from "./task-route.ts";
 import type { BridgeDeps, CallerInfo, Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 /** @internal */
@@ -37,6 +38,8 @@ export interface CallStart {
 	caller: CallerInfo;
 	req: Request;
 	conn: Connection;
+	/** 2026-07-28: the request declared the Tasks extension (contract §17); it may become a task. */
+	task?: Omit<TaskMode, "detach">;
 }
 
 export class CallTable {
@@ -76,7 +79,7 @@ export class CallTable {
 		for (const call of this.inFlight.values()) abort(call);
 	}
 
-	async start(rules: EraRules, { id, params, caller, req, conn }: CallStart): Promise<Response> {
+	async start(rules: EraRules, { id, params, caller, req, conn, task }: CallStart): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
 		if (typeof name !== "string" || !isRecord(args)) return rpcError(rules.invalidParams, id);
@@ -97,17 +100,36 @@ export class CallTable {
 			cancelled: false,
 		};
 		this.inFlight.set(key, call);
-		const closed = rules.onClosed === "cancel" ? req.signal : undefined;
+		// A task outlives its stream: once the handle is sent, a close no longer cancels.
+		const closed = detachable(rules.onClosed === "cancel" ? req.signal : undefined);
 		const unwatch = rules.onClosed === "abandon" ? watchCaller(req.signal, call) : noop;
 		const release = conn.holdOpen();
 		const progressToken = progressTokenOf(params);
 		const accept = req.headers.get("accept");
-		const sse = progressToken !== null && acceptsEventStream(accept) ? openSseCall(progressToken, this.#sse) : null;
+		const sse =
+			progressToken !== null && !task && acceptsEventStream(accept) ? openSseCall(progressToken, this.#sse) : null;
 		const ended = (still: Promise<unknown> | null) => {
 			this.inFlight.delete(key);
 			if (still !== null) this.#holdSlot(call, still);
 		};
-		const run = runCall(this.#deps, { call, args, sse, caller, closed, ended })
+		// Output before the task exists is kept, so the task starts with it.
+		let latest = "";
+		const progress = task
+			? (text: string) => {
+					latest = text;
+					task.store.progress(task.taskId, text);
+				}
+			: undefined;
+		const run = runCall(this.#deps, {
+			call,
+			args,
+			sse,
+			caller,
+			closed: closed.signal,
+			ended,
+			progress,
+			task: task?.taskId,
+		})
 			.then(outcome => {
 				this.callsServed++;
 				return outcome;
@@ -117,12 +139,34 @@ export class CallTable {
 				release();
 			});
 		const result = (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError, ...rules.resultExtra });
-		if (sse === null) {
-			const outcome = await run;
+		const plain = (outcome: ToolCallOutcome | null): Response => {
 			if (outcome === null) return rpcError("request_cancelled", id);
 			if (outcome.invalidArgs !== undefined) return rpcErrorMessage("invalid_params", id, outcome.invalidArgs);
 			return rpcResult(id, result(outcome));
+		};
+		if (task) {
+			return answerOrTask(
+				{ ...task, detach: closed.detach },
+				{
+					id,
+					owner: caller.tokenName,
+					client: caller.client,
+					tool: name,
+					run,
+					answer: plain,
+					result,
+					cancel: () => abort(call),
+					output: () => latest,
+					answered: () => {
+						call.task = task.taskId;
+						release();
+					},
+					log: this.#deps.log,
+					extra: rules.resultExtra,
+				},
+			);
 		}
+		if (sse === null) return plain(await run);
 		run.then(
 			outcome => sse.finish(outcome === null ? null : { jsonrpc: "2.0", id, ...answerOf(outcome, result) }),
 			err => {

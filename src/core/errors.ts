@@ -31,6 +31,9 @@ export const ERRORS = {
 	},
 	modern_invalid_params: { status: 400, code: -32602, message: "invalid params" },
 	modern_method_not_found: { status: 404, code: -32601, message: "method not found" },
+	// The Tasks extension (contract §17).
+	missing_client_capability: { status: 400, code: -32021, message: "missing required client capability" },
+	task_not_found: { status: 400, code: -32602, message: "unknown task id" },
 } as const;
 
 export type ErrorKind = keyof typeof ERRORS;

@@ -5,6 +5,7 @@
  */
 import { clientName } from "./client-name.ts";
 import { isRecord } from "./jsonrpc.ts";
+import { TASK_METHODS } from "./task-parse.ts";
 
 /** @internal */
 export const META_VERSION = "io.modelcontextprotocol/protocolVersion";
@@ -68,6 +69,10 @@ export function checkModernRequest(
 	if (decodeHeaderValue(headers.method) !== method) return { ok: false, kind: "header_mismatch" };
 	if (method === "tools/call" && typeof params?.name === "string") {
 		if (decodeHeaderValue(headers.name) !== params.name) return { ok: false, kind: "header_mismatch" };
+	}
+	// Tasks extension: `Mcp-Name` carries the task id on its methods (a missing id fails later, as params).
+	if (TASK_METHODS.includes(method) && typeof params?.taskId === "string") {
+		if (decodeHeaderValue(headers.name) !== params.taskId) return { ok: false, kind: "header_mismatch" };
 	}
 	return { ok: true, client: clientName(meta[META_CLIENT_INFO]) };
 }

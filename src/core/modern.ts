@@ -9,6 +9,9 @@ import type { CallTable, EraRules } from "./calls.ts";
 import { rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
+import { declaresTasks, TASK_METHODS } from "./task-parse.ts";
+import { taskMethod } from "./task-route.ts";
+import { newTaskId, TASKS_EXTENSION, type TaskStore } from "./tasks.ts";
 import { toolsListMemo } from "./tools-list.ts";
 import type { Connection, McpTool } from "./types.ts";
 
@@ -20,6 +23,9 @@ export interface ModernDeps {
 	serverInfo: ServerInfo;
 	instructions: string;
 	listTools(): readonly McpTool[];
+	tasks: TaskStore;
+	/** How long a declaring call runs before it becomes a task (TASK_WINDOW_MS; shorter in tests). */
+	taskWindowMs: number;
 }
 
 export class ModernMcp {
@@ -57,9 +63,17 @@ export class ModernMcp {
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call": {
 				const caller = { sid: null, tokenName: who.tokenName, client: check.client };
-				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
+				// Declared in this request's own `_meta` (contract §17): it may be answered with a task handle.
+				const task = declaresTasks(msg.params)
+					? { taskId: newTaskId(), windowMs: this.#d.taskWindowMs, store: this.#d.tasks }
+					: undefined;
+				const start = { id: msg.id, params: msg.params, caller, req, conn, ...(task ? { task } : {}) };
+				return this.#d.calls.start(this.#rules, start);
 			}
 			default:
+				if (TASK_METHODS.includes(msg.method)) {
+					return taskMethod(this.#d.tasks, who.tokenName, msg, this.#rules.resultExtra);
+				}
 				return rpcError("modern_method_not_found", msg.id);
 		}
 	}
@@ -67,7 +81,7 @@ export class ModernMcp {
 	#discover(): Record<string, unknown> {
 		return {
 			supportedVersions: SERVED_VERSIONS,
-			capabilities: { tools: { listChanged: false } },
+			capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
 			instructions: this.#d.instructions,
 			ttlMs: TOOLS_TTL_MS,
 			cacheScope: "private",

@@ -12,6 +12,10 @@ export interface CallRun {
 	caller: CallerInfo;
 	/** 2026-07-28: aborts when the client closes the stream (the era's cancel). */
 	closed: AbortSignal | undefined;
+	/** A task's call (no SSE stream): its output so far goes here, for `tasks/get` to show. */
+	progress?: ((text: string) => void) | undefined;
+	/** The id the call's task has (or will have if it outlives its window): named in both audit records. */
+	task?: string | undefined;
 	ended(stillRunning: Promise<unknown> | null): void;
 }
 
@@ -28,7 +32,9 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 		client: caller.client,
 		tool: call.tool,
 		args,
+		...(run.task !== undefined ? { task: run.task } : {}),
 	};
+	const onProgress = sse ? (text: string) => sse.progress(text) : run.progress;
 	const onClose = () => abort(call);
 	if (closed?.aborted) abort(call);
 	closed?.addEventListener("abort", onClose, { once: true });
@@ -44,7 +50,8 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 				args,
 				signal: call.controller.signal,
 				caller,
-				...(sse ? { onProgress: (text: string) => sse.progress(text), onBackgrounded: () => sse.backgrounded() } : {}),
+				...(onProgress ? { onProgress } : {}),
+				...(sse ? { onBackgrounded: () => sse.backgrounded() } : {}),
 			});
 			// Registered first, so it is set before raceAbort hands the outcome back.
 			const done = () => {
@@ -61,6 +68,7 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 			...record,
 			isError: outcome === null || outcome.isError,
 			...(call.cancelled ? { cancelled: true } : {}),
+			...(call.abandoned ? { abandoned: true } : {}),
 		});
 		return outcome;
 	} finally {

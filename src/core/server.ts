@@ -5,16 +5,18 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { errorDetail } from "../text/error-text.ts";
+import { readMessage } from "./body.ts";
 import { CallTable } from "./calls.ts";
 import { isClientAbort } from "./client-abort.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
-import { eraOf, SERVER_NAME, unsupportedData } from "./facts.ts";
+import { eraOf, MAX_BODY_BYTES, SERVER_NAME, unsupportedData } from "./facts.ts";
 import { Gate, type Route, refuse } from "./gate.ts";
 import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
 import { SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
+import { TaskStore, taskWindowMs } from "./tasks.ts";
 import type { BridgeDeps, Connection, InFlightCall, ServerOptions } from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
@@ -22,6 +24,7 @@ export type { ExtraRoute } from "./types.ts";
 export class BridgeServer {
 	readonly sessions: SessionTable;
 	readonly calls: CallTable;
+	readonly tasks: TaskStore;
 	readonly #gate: Gate;
 	readonly #legacy: LegacyMcp;
 	readonly #modern: ModernMcp;
@@ -35,6 +38,7 @@ export class BridgeServer {
 		this.#gate = new Gate(opts, deps.log);
 		const calls = new CallTable(deps, opts.sse);
 		this.calls = calls;
+		this.tasks = new TaskStore({ now });
 		this.sessions = new SessionTable({
 			now,
 			...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
@@ -48,7 +52,7 @@ export class BridgeServer {
 			listTools: () => deps.listTools(),
 		};
 		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions });
-		this.#modern = new ModernMcp(mcp);
+		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, taskWindowMs: taskWindowMs(opts.taskWindowMs) });
 	}
 
 	get inFlight(): ReadonlyMap<string, InFlightCall> {
@@ -95,13 +99,20 @@ export class BridgeServer {
 	}
 
 	#endToken(name: string): void {
+		this.tasks.endOwner(name, "its token was revoked or rotated");
 		this.sessions.endToken(name);
 		this.calls.cancelToken(name);
 	}
 
 	/** Cancels every call in flight (used on release after the grace period). */
 	cancelAll(): void {
+		this.tasks.cancelAll("the endpoint stopped");
 		this.calls.cancelAll();
+	}
+
+	/** Cancels every running task: once the endpoint stops, no one can ever fetch their results. */
+	cancelTasks(): void {
+		this.tasks.cancelAll("the endpoint stopped");
 	}
 
 	/** `conn` is the request's connection handle from the listener; unit tests may leave it out. */
@@ -136,10 +147,17 @@ export class BridgeServer {
 	#mcp(req: Request, who: Identity, conn: Connection): Promise<Response> | Response {
 		const header = req.headers.get("mcp-protocol-version");
 		const era = eraOf(header);
-		if (era === "unsupported") return rpcErrorData("unsupported_protocol_version", null, unsupportedData(header ?? ""));
+		if (era === "unsupported") return this.#unsupported(req, header ?? "");
 		return era === "modern" && req.method === "POST"
 			? this.#modern.handle(req, who, conn)
 			: this.#legacy.handle(req, who, conn);
+	}
+
+	/** -32022 naming the request's own id whenever its body is a readable request (null otherwise). */
+	async #unsupported(req: Request, header: string): Promise<Response> {
+		const msg = req.method === "POST" ? await readMessage(req, MAX_BODY_BYTES) : null;
+		const id = msg !== null && !(msg instanceof Response) && msg.kind === "request" ? msg.id : null;
+		return rpcErrorData("unsupported_protocol_version", id, unsupportedData(header));
 	}
 
 	#extra(req: Request, route: Route, who: Identity, conn: Connection): Response | Promise<Response> {

@@ -58,6 +58,7 @@ export interface CallAudit {
 		args: unknown;
 		tokenName?: string;
 		client?: string | null;
+		task?: string;
 	}): Promise<void>;
 	done(call: {
 		id: string;
@@ -68,6 +69,9 @@ export interface CallAudit {
 		args: unknown;
 		isError: boolean;
 		cancelled?: boolean;
+		/** The caller had gone away (2025 eras) before the call ended. */
+		abandoned?: boolean;
+		task?: string;
 	}): Promise<void>;
 }
 
@@ -119,6 +123,8 @@ export interface ServerOptions {
 	sse?: SseTimings;
 	/** Idle TTL override (tests only; the default is SESSION_TTL_MS). */
 	sessionTtlMs?: number;
+	/** Task window override (tests only): clamped to 0..TASK_WINDOW_MS, never longer. */
+	taskWindowMs?: number;
 }
 
 export interface InFlightCall {
@@ -133,4 +139,6 @@ export interface InFlightCall {
 	cancelled: boolean;
 	/** The caller went away without cancelling (legacy era); the call runs on. */
 	abandoned?: boolean;
+	/** Set once the call was answered with a task handle (contract §17): it runs on as that task. */
+	task?: string;
 }

@@ -57,7 +57,13 @@ function status(r: CommandTarget, takeover: string): string {
 			ageMs: now - c.startedAt,
 			tokenName: c.tokenName,
 			client: c.client,
-			...(c.cancelled ? { note: "cancelled, still stopping" } : c.abandoned ? { note: "abandoned by its caller" } : {}),
+			...(c.cancelled
+				? { note: "cancelled, still stopping" }
+				: c.abandoned
+					? { note: "abandoned by its caller" }
+					: c.task !== undefined
+						? { note: `task ${c.task.slice(0, 8)}…` }
+						: {}),
 		})),
 		takeover,
 		auditPath: r.audit.path,

@@ -34,6 +34,8 @@ export function modernRequest(
 		"mcp-protocol-version": MODERN,
 		"mcp-method": method,
 		...(typeof params.name === "string" && method === "tools/call" ? { "mcp-name": params.name } : {}),
+		// Tasks extension: a tasks/* request routes by its task id.
+		...(typeof params.taskId === "string" && method.startsWith("tasks/") ? { "mcp-name": params.taskId } : {}),
 	});
 	for (const [k, v] of Object.entries(opts.headers ?? {})) {
 		if (v === null) delete base[k];

@@ -33,7 +33,10 @@ describe("2026-07-28: methods", () => {
 		expect(res.headers.get("mcp-session-id")).toBeNull();
 		const { result } = (await rpcBody(res)) as { result: Record<string, unknown> };
 		expect(result.supportedVersions).toEqual(SERVED);
-		expect(result.capabilities).toEqual({ tools: { listChanged: false } });
+		expect(result.capabilities).toEqual({
+			tools: { listChanged: false },
+			extensions: { "io.modelcontextprotocol/tasks": {} },
+		});
 		expect(String(result.instructions)).toContain("omp host");
 		expect(result.resultType).toBe("complete");
 		expect(result.ttlMs).toBe(0);

@@ -121,6 +121,15 @@ describe("checkModernRequest", () => {
 	test("Mcp-Method in base64 form -> ok", () => {
 		expect(checkModernRequest("tools/list", { _meta: meta() }, heads(b64("tools/list"))).ok).toBe(true);
 	});
+	for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
+		const p = { taskId: "AbC-_123", _meta: meta() };
+		test(`${method}: Mcp-Name must equal params.taskId (missing, other, base64 of it)`, () => {
+			expect(checkModernRequest(method, p, heads(method, "AbC-_123")).ok).toBe(true);
+			expect(checkModernRequest(method, p, heads(method, b64("AbC-_123"))).ok).toBe(true);
+			expect(checkModernRequest(method, p, heads(method))).toEqual(mismatch);
+			expect(checkModernRequest(method, p, heads(method, "abc-_123"))).toEqual(mismatch);
+		});
+	}
 	const call = { name: "read", arguments: {}, _meta: meta() };
 	test("tools/call with Mcp-Name equal to params.name -> ok", () => {
 		expect(checkModernRequest("tools/call", call, heads("tools/call", "read")).ok).toBe(true);

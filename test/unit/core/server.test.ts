@@ -319,13 +319,22 @@ describe("BridgeServer error table", () => {
 		await expectRpcError(res, 401, -32000, "unauthorized");
 	});
 
-	test("unsupported_protocol_version: MCP-Protocol-Version 2024-11-05 -> 400 -32022 with data (contract §13)", async () => {
+	test("unsupported_protocol_version: a body that is no readable request -> -32022 with id null", async () => {
+		const h = makeServer();
+		for (const body of ["{not json", JSON.stringify({ jsonrpc: "2.0", method: "ping" }), "[]"]) {
+			const res = await h.server.handle(post(body, { "mcp-protocol-version": "2024-11-05" }));
+			expect(res.status).toBe(400);
+			expect(((await res.json()) as { id: unknown }).id).toBeNull();
+		}
+	});
+
+	test("unsupported_protocol_version: MCP-Protocol-Version 2024-11-05 -> 400 -32022 with data and the request's id", async () => {
 		const h = makeServer();
 		const res = await h.server.handle(post(rpc("ping"), { "mcp-protocol-version": "2024-11-05" }));
 		expect(res.status).toBe(400);
 		expect(await res.json()).toEqual({
 			jsonrpc: "2.0",
-			id: null,
+			id: 1,
 			error: {
 				code: -32022,
 				message: "unsupported MCP-Protocol-Version",
