@@ -175,9 +175,9 @@ describe("2026-07-28: refusals", () => {
 	});
 
 	for (const version of ["2027-01-01", "2024-11-05"]) {
-		test(`MCP-Protocol-Version ${version} -> 400 -32022 with data {supported, requested}`, async () => {
+		test(`MCP-Protocol-Version ${version} -> 400 -32022 with data {supported, requested} and the request's id`, async () => {
 			const res = await modernPost(host, "tools/list", {}, { headers: { "mcp-protocol-version": version } });
-			const err = await expectError(res, 400, -32022, null);
+			const err = await expectError(res, 400, -32022, 1);
 			expect(err.data).toEqual({ supported: SERVED, requested: version });
 		});
 	}
@@ -187,7 +187,7 @@ describe("2026-07-28: refusals", () => {
 			{ jsonrpc: "2.0", id: 3, method: "tools/list" },
 			{ "mcp-protocol-version": "1999-01-01" },
 		);
-		const err = await expectError(res, 400, -32022, null);
+		const err = await expectError(res, 400, -32022, 3);
 		expect(err.data).toEqual({ supported: SERVED, requested: "1999-01-01" });
 	});
 

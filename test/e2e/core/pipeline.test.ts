@@ -166,7 +166,7 @@ describe("protocol version, body, envelope", () => {
 		const { code, message } = ERRORS.unsupported_protocol_version;
 		expect(await res.json()).toEqual({
 			jsonrpc: "2.0",
-			id: null,
+			id: init.id,
 			error: {
 				code,
 				message,
