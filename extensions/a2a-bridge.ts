@@ -10,15 +10,17 @@ import pkg from "../package.json" with { type: "json" };
 import { type AuditLog, auditGenerations, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
-import { loadConfig } from "../src/config/file.ts";
-import { publishRuntime, runtimePath } from "../src/config/runtime.ts";
+import { loadConfig, pinPort } from "../src/config/file.ts";
+import { publishRuntime, readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
+import { watchConfigFile } from "../src/config/watch.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
 import { progressIntervalMs } from "../src/core/progress.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
 import { a2aCommand } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
 import { HostBridge } from "../src/host/bridge.ts";
-import { announcement } from "../src/host/commands.ts";
+import { startNotice } from "../src/host/commands.ts";
+import { configEditApplier } from "../src/host/config-live.ts";
 import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
@@ -34,6 +36,8 @@ interface Running {
 	config: BridgeConfig;
 	audit: AuditLog;
 	approvals(): string[];
+	randomPort: boolean;
+	others(): Array<{ url: string; pid: number; cwd: string }>;
 }
 
 interface ProcessState {
@@ -89,7 +93,13 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		audit: record => audit.write(record),
 		log: logLine,
 		mode: () => config.blob,
-		ownFiles: () => [configPath, ...auditGenerations(auditPath), runtimePath(configPath)],
+		ownFiles: () => [
+			configPath,
+			`${configPath}.lock`,
+			...auditGenerations(auditPath),
+			runtimePath(configPath),
+			`${runtimePath(configPath)}.lock`,
+		],
 	});
 	server = new BridgeServer(
 		{
@@ -126,10 +136,27 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const hostPart = config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
 	const url = `http://${hostPart}:${bound.binding.port}/`;
 	const live = server;
-	const unpublish = publishRuntime(configPath, url, bound.binding.port, logLine);
+	const notify = (text: string, level: "info" | "warning" | "error"): void => {
+		try {
+			ctx.ui.notify(text, level);
+		} catch {
+			logLine(text);
+		}
+	};
+	if (!loaded.portFromFile) {
+		// Contract §18: the first start's port is written back, so pasted entries survive a restart.
+		try {
+			if (pinPort(configPath, bound.binding.port)) config.port = bound.binding.port;
+		} catch (err) {
+			notify(`A2A bridge: port ${bound.binding.port} not written to the config: ${errorText(err)}`, "warning");
+		}
+	}
+	const unpublish = publishRuntime(configPath, { url, port: bound.binding.port, cwd: mainCwd() }, logLine);
+	let unwatch = (): void => {};
 	const binding: Binding = {
 		port: bound.binding.port,
 		stop: async () => {
+			unwatch();
 			unpublish();
 			live.cancelTasks();
 			const graceful = bound.binding.stop();
@@ -141,7 +168,25 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			await audit.flush();
 		},
 	};
-	return { binding, server, url, configPath, config, audit, approvals: () => liveApprovals(config.blob) };
+	const running: Running = {
+		binding,
+		server,
+		url,
+		configPath,
+		config,
+		audit,
+		approvals: () => liveApprovals(config.blob),
+		randomPort: loaded.portFromFile && config.port === 0,
+		others: () => otherBridges(configPath),
+	};
+	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
+	unwatch = watchConfigFile(configPath, configEditApplier(running, notify), logLine);
+	return running;
+}
+
+function otherBridges(configPath: string): Array<{ url: string; pid: number; cwd: string }> {
+	const r = readLiveRuntime(runtimePath(configPath));
+	return r.kind === "ok" ? r.entries.filter(e => e.pid !== process.pid) : [];
 }
 
 async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
@@ -149,10 +194,8 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 	const already = state.endpoint.running;
 	try {
 		const r = await state.endpoint.start(() => open(pi, ctx));
-		if (r && r !== already) {
-			ctx.ui.notify(announcement(r.url, r.server.ownerSecret), "info");
-			ctx.ui.notify(`A2A bridge approval picture (what a remote call meets):\n${r.approvals().join("\n")}`, "info");
-		}
+		if (r && r !== already)
+			ctx.ui.notify(startNotice(r.url, r.server.ownerSecret, r.randomPort, r.approvals()), "info");
 	} catch (err) {
 		const msg = `A2A bridge not started: ${errorText(err)}`;
 		logLine(msg);

@@ -35,14 +35,14 @@ const ENTRY_TIMEOUT_MS = 15_000;
 const MCP_JSON_PROMPT_ID = "a2a-host-mcp-json";
 
 type Boot =
-	| { kind: "serving"; url: string; tokenPrefix: string; entry: string | undefined }
+	| { kind: "serving"; url: string; tokenPrefix: string; note?: string; entry: string | undefined }
 	| { kind: "no_model" }
 	| { kind: "failed"; message: string };
 
 /** Resolves once the bridge announced itself (and its mcpServers entry came back), or omp gave up. */
 function boot(omp: Omp): Promise<Boot> {
 	return new Promise(done => {
-		let announced: { url: string; tokenPrefix: string } | undefined;
+		let announced: { url: string; tokenPrefix: string; note?: string } | undefined;
 		const finish = (b: Boot): void => {
 			clearTimeout(timer);
 			clearTimeout(entryTimer);
@@ -59,20 +59,18 @@ function boot(omp: Omp): Promise<Boot> {
 				return true;
 			}
 			if (isBridgeFailure(message)) finish({ kind: "failed", message });
+			// The start notice carries the URL line and the approval picture in one message.
 			const picture = parseApprovalPicture(message);
-			if (picture) {
-				omp.picture = picture;
-				return true;
-			}
+			if (picture) omp.picture = picture;
 			const a = parseAnnouncement(message);
 			if (a && !announced) {
 				announced = a;
-				say(`host: ${message}`);
+				say(`host: ${message.split("\n")[0]}`);
 				send(omp, promptFrame(MCP_JSON_PROMPT_ID, "/a2a mcp-json"));
 				entryTimer = setTimeout(() => finish({ kind: "serving", ...a, entry: undefined }), ENTRY_TIMEOUT_MS);
 				return true;
 			}
-			return false;
+			return picture !== null;
 		};
 		omp.proc.exited.then(async code => {
 			// The exit can be seen before the last stderr chunk is read; the verdict is in that text.
@@ -94,7 +92,7 @@ function ompVersion(): string {
 function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: string, args: HostArgs): void {
 	say("");
 	say(`a2a host: serving ${cwd}`);
-	say(`  URL:     ${b.url}`);
+	say(`  URL:     ${b.url}${b.note ? `  (${b.note})` : ""}`);
 	say(`  token:   ${b.tokenPrefix} (full token: "token" in ${defaultConfigPath()}, or /a2a token in an omp TUI)`);
 	say(`  omp pid: ${omp.proc.pid}`);
 	say("  what a remote call meets (the host's own approval settings):");

@@ -2,13 +2,21 @@
  * One real MCP round trip against a running bridge: initialize, tools/list, then tools/call `bash`
  * with an `echo`. Exit 0 only when the echo came back. The token comes from `A2A_BRIDGE_TOKEN` or the
  * bridge config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json), never from the command line,
- * so it does not show up in `ps`. With no URL it takes the one the running bridge wrote into its
- * runtime file next to the config, trusted only when its pid is this user's live process that started
- * when the file says (contract §16); a refused connection is explained from that file.
+ * so it does not show up in `ps`. With no URL it takes the running bridge's from the runtime record next
+ * to the config: the only one, or the one serving the current directory; when it cannot tell, it lists
+ * them (exit 2). An entry is trusted only when its pid is this user's live process that started when the
+ * entry says (contract §16). A refused connection is explained from that record.
  */
 import { readFileSync } from "node:fs";
 import { defaultConfigPath } from "../src/config/config.ts";
-import { observePid, readRuntime, runtimePath, trustEntry } from "../src/config/runtime.ts";
+import {
+	observePid,
+	pickEntry,
+	type RuntimeEntry,
+	readRuntime,
+	runtimePath,
+	trustEntry,
+} from "../src/config/runtime.ts";
 import { errorText } from "../src/text/error-text.ts";
 
 /** Long enough for someone to answer an approval prompt on the host's terminal. */
@@ -51,24 +59,46 @@ async function rpc(url: string, headers: Record<string, string>, method: string,
 	return { result: body.result ?? {}, sid: res.headers.get("mcp-session-id") };
 }
 
-/** The live URL from the runtime file, or why there is none (a sentence for the user). */
-function liveUrl(): { url: string } | { why: string } {
+// `npm run` starts scripts in the package root; INIT_CWD is where the user typed the command.
+const HERE = process.env.npm_lifecycle_event === "probe" ? (process.env.INIT_CWD ?? process.cwd()) : process.cwd();
+
+const describe = (e: RuntimeEntry): string => `  ${e.url}  pid ${e.pid}, serving ${e.cwd}, since ${e.started}`;
+
+/** The record's trusted entries, or why there are none (a sentence for the user). */
+function liveEntries(): { entries: RuntimeEntry[] } | { why: string } {
 	const path = runtimePath(defaultConfigPath());
 	const r = readRuntime(path);
 	if (r.kind === "absent") return { why: `no host is running (no ${path}; start one with npm run host)` };
 	if (r.kind === "untrusted") return { why: r.message };
-	const trust = trustEntry(r.info, observePid(r.info.pid));
-	if (!trust.ok) return { why: `no host is running (${path} ${trust.why}; not used, nothing sent)` };
-	return { url: r.info.url };
+	const verdicts = r.entries.map(e => ({ e, trust: trustEntry(e, observePid(e.pid)) }));
+	const entries = verdicts.filter(v => v.trust.ok).map(v => v.e);
+	if (entries.length > 0) return { entries };
+	const whys = verdicts.map(v => (v.trust.ok ? "" : v.trust.why)).join("; ");
+	return { why: `no host is running (${path} ${whys || "lists no host"}; not used, nothing sent)` };
 }
 
-/** A refused connection, said with what the runtime file knows. */
+/** The live URL from the runtime record, or why there is none (a sentence for the user, and the exit code). */
+function liveUrl(): { url: string } | { why: string; code: number } {
+	const live = liveEntries();
+	if ("why" in live) return { why: live.why, code: 1 };
+	const pick = pickEntry(live.entries, HERE);
+	if (pick.kind === "one") return { url: pick.entry.url };
+	if (pick.kind === "none") return { why: "no host is running", code: 1 };
+	const list = pick.entries.map(describe).join("\n");
+	const why = `${pick.entries.length} hosts run and none serves ${HERE}; pass one URL (npm run probe -- URL):\n${list}`;
+	return { why, code: 2 };
+}
+
+/** A refused connection, said with what the runtime record knows. */
 function refused(url: string): string {
-	const live = liveUrl();
 	const tried = `connection refused at ${url}`;
-	if ("why" in live) return `${tried}: ${live.why}`;
-	if (new URL(live.url).port === new URL(url).port) return `${tried}, the port the host wrote in its runtime file`;
-	return `${tried}; the running host serves ${live.url} (try: npm run probe)`;
+	const r = liveEntries();
+	if ("why" in r) return `${tried}: ${r.why}`;
+	if (r.entries.some(e => e.port === Number(new URL(url).port)))
+		return `${tried}, a port a host wrote in its runtime record`;
+	const [only] = r.entries;
+	if (r.entries.length === 1 && only) return `${tried}; the running host serves ${only.url} (try: npm run probe)`;
+	return `${tried}; running hosts serve:\n${r.entries.map(describe).join("\n")}`;
 }
 
 async function main(): Promise<number> {
@@ -77,7 +107,7 @@ async function main(): Promise<number> {
 		const live = liveUrl();
 		if ("why" in live) {
 			process.stderr.write(`probe: ${live.why}\n`);
-			return 1;
+			return live.code;
 		}
 		url = live.url;
 		console.log(`probe: ${url} (from ${runtimePath(defaultConfigPath())})`);

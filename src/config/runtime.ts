@@ -1,10 +1,11 @@
 /**
- * The runtime file: where a running bridge says which URL it serves, so `npm run probe` and people need
- * not guess a random port. It sits next to the config (`a2a-bridge.json` -> `a2a-bridge.runtime.json`),
- * holds `{url, port, pid, start, started}` (never the token), is written 0600 atomically at start and
- * removed on a clean stop only while it still names this process. Readers trust it only when it is a
- * regular file of this user, mode 0600, well-formed, and its pid is this user's live process that started
- * at `start` (contract §16): the probe sends the token to the URL it names.
+ * The runtime record: where each running bridge says which URL it serves, so `npm run probe` and people need
+ * not guess a port. It sits next to the config (`a2a-bridge.json` -> `a2a-bridge.runtime.json`) and holds
+ * `{hosts: [{url, port, pid, started, cwd}]}`, one entry per live process (never a token). Every change is a
+ * read-modify-write under a lock, so two hosts starting at once both stay listed; a stopping host removes
+ * only its own entry, and entries of exited pids are dropped whenever the record is read. Readers trust it
+ * only when it is a regular file of this user, mode 0600, well-formed, and an entry only when its pid is this
+ * user's live process that started at the entry's `start` (contract §16): the probe sends the token to it.
  */
 import {
 	closeSync,
@@ -17,11 +18,12 @@ import {
 	statSync,
 	unlinkSync,
 } from "node:fs";
+import { resolve, sep } from "node:path";
 import { errorText } from "../text/error-text.ts";
 import type { Parsed } from "./config.ts";
-import { writeFileAtomic0600 } from "./file.ts";
+import { withLock, writeFileAtomic0600 } from "./disk.ts";
 
-export interface RuntimeInfo {
+export interface RuntimeEntry {
 	url: string;
 	port: number;
 	pid: number;
@@ -29,26 +31,29 @@ export interface RuntimeInfo {
 	start?: number;
 	/** ISO time the bridge started listening. */
 	started: string;
+	/** The host's working directory, how `npm run probe` tells hosts apart. */
+	cwd: string;
 }
 
-/** A real file is under 200 bytes; anything much larger is not ours. */
-const MAX_BYTES = 4096;
+/** More bridges than this on one config is not a real setup; the oldest are dropped. */
+const MAX_ENTRIES = 64;
+/** A full record is about 64 entries of under 300 bytes; anything much larger is not ours. */
+const MAX_BYTES = 64 * 1024;
 
 export function runtimePath(configPath: string): string {
 	return `${configPath.replace(/\.json$/, "")}.runtime.json`;
 }
 
-/** Validates parsed JSON; the URL must be a plain `http://host:port/` matching `port`. @internal */
-export function validateRuntime(raw: unknown): Parsed<RuntimeInfo> {
+/** Validates one entry; the URL must be a plain `http://host:port/` matching `port`. */
+function validateEntry(raw: unknown): Parsed<RuntimeEntry> {
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, message: "not a JSON object" };
-	const o = raw as Record<string, unknown>;
-	const { port, pid, url, started } = o;
+	const { port, pid, url, started, cwd, start } = raw as Record<string, unknown>;
 	if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
 		return { ok: false, message: "field 'port' must be an integer in [1, 65535]" };
 	if (typeof pid !== "number" || !Number.isInteger(pid) || pid < 1)
 		return { ok: false, message: "field 'pid' must be a positive integer" };
 	if (typeof started !== "string") return { ok: false, message: "field 'started' must be a string" };
-	const { start } = o;
+	if (typeof cwd !== "string") return { ok: false, message: "field 'cwd' must be a string" };
 	if (start !== undefined && (typeof start !== "number" || !Number.isInteger(start) || start < 0))
 		return { ok: false, message: "field 'start' must be a non-negative integer (ms since the epoch)" };
 	let parsed: URL | undefined;
@@ -64,11 +69,60 @@ export function validateRuntime(raw: unknown): Parsed<RuntimeInfo> {
 		!parsed.hash &&
 		parsed.port === String(port);
 	if (!plain) return { ok: false, message: `field 'url' must be http://<host>:${port}/` };
-	return { ok: true, value: { url: url as string, port, pid, ...(start !== undefined ? { start } : {}), started } };
+	const when = start !== undefined ? { start } : {};
+	return { ok: true, value: { url: url as string, port, pid, ...when, started, cwd } };
+}
+
+/** Validates the parsed record; one bad entry makes the whole record untrusted. */
+export function validateRuntime(raw: unknown): Parsed<RuntimeEntry[]> {
+	const hosts = typeof raw === "object" && raw !== null ? (raw as { hosts?: unknown }).hosts : undefined;
+	if (!Array.isArray(hosts)) return { ok: false, message: "field 'hosts' must be an array" };
+	if (hosts.length > MAX_ENTRIES) return { ok: false, message: `holds more than ${MAX_ENTRIES} entries` };
+	const out: RuntimeEntry[] = [];
+	for (const [i, h] of hosts.entries()) {
+		const e = validateEntry(h);
+		if (!e.ok) return { ok: false, message: `hosts[${i}]: ${e.message}` };
+		out.push(e.value);
+	}
+	return { ok: true, value: out };
+}
+
+const same = (a: RuntimeEntry, b: RuntimeEntry): boolean => a.pid === b.pid && a.started === b.started;
+
+/** The record with `e` added (an older entry of the same pid replaced), at most MAX_ENTRIES, newest last. */
+export const withEntry = (entries: readonly RuntimeEntry[], e: RuntimeEntry): RuntimeEntry[] =>
+	[...entries.filter(x => x.pid !== e.pid), e].slice(-MAX_ENTRIES);
+
+/** The record without `e` (same pid and start time): another process's entry is never touched. */
+export const withoutEntry = (entries: readonly RuntimeEntry[], e: RuntimeEntry): RuntimeEntry[] =>
+	entries.filter(x => !same(x, e));
+
+export type HostPick =
+	| { kind: "none" }
+	| { kind: "one"; entry: RuntimeEntry }
+	| { kind: "many"; entries: RuntimeEntry[] };
+
+const within = (dir: string, cwd: string): boolean =>
+	cwd === dir || cwd.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+
+/**
+ * The host for a directory: the only one, else the one serving `cwd`, else the one serving the closest
+ * directory above it; several equally close (or none) -> `many`, for the caller to list.
+ */
+export function pickEntry(entries: readonly RuntimeEntry[], cwd: string): HostPick {
+	if (entries.length === 0) return { kind: "none" };
+	const [only] = entries;
+	if (entries.length === 1 && only) return { kind: "one", entry: only };
+	const here = resolve(cwd);
+	const around = entries.filter(e => within(resolve(e.cwd), here));
+	const deepest = Math.max(-1, ...around.map(e => resolve(e.cwd).length));
+	const best = around.filter(e => resolve(e.cwd).length === deepest);
+	const [first] = best;
+	return best.length === 1 && first ? { kind: "one", entry: first } : { kind: "many", entries: [...entries] };
 }
 
 export type RuntimeRead =
-	| { kind: "ok"; info: RuntimeInfo }
+	| { kind: "ok"; entries: RuntimeEntry[] }
 	| { kind: "absent" }
 	| { kind: "untrusted"; message: string };
 
@@ -104,52 +158,72 @@ export function readRuntime(path: string): RuntimeRead {
 			return untrusted("is not valid JSON");
 		}
 		const checked = validateRuntime(raw);
-		return checked.ok ? { kind: "ok", info: checked.value } : untrusted(checked.message);
+		return checked.ok ? { kind: "ok", entries: checked.value } : untrusted(checked.message);
 	} finally {
 		closeSync(fd);
 	}
 }
 
-/** @internal */
-export function writeRuntime(path: string, info: RuntimeInfo): void {
-	writeFileAtomic0600(path, `${JSON.stringify(info, null, "\t")}\n`);
+/**
+ * Whether an entry's process still runs as this user's, and (where both start times are known) is the same
+ * process: what the record keeps. The probe asks more before it sends a token (`trustEntry`).
+ */
+function entryAlive(e: RuntimeEntry): boolean {
+	const facts = observePid(e.pid);
+	return facts.kind === "mine" && (e.start === undefined || facts.start === undefined || facts.start === e.start);
 }
 
-/** Removes the file only while it still names `info` (another process may have started since). @internal */
-export function removeRuntime(path: string, info: RuntimeInfo): boolean {
-	const now = readRuntime(path);
-	if (now.kind !== "ok" || now.info.pid !== info.pid || now.info.url !== info.url) return false;
-	try {
-		unlinkSync(path);
-		return true;
-	} catch {
-		return false;
-	}
+/** The record's entries of live processes only. */
+export function readLiveRuntime(path: string, alive: (e: RuntimeEntry) => boolean = entryAlive): RuntimeRead {
+	const r = readRuntime(path);
+	return r.kind === "ok" ? { kind: "ok", entries: r.entries.filter(alive) } : r;
 }
 
 /**
- * The bridge's hook: writes the file for a listener that just started and returns its removal for
- * the clean stop. A failure to write is reported and never stops the bridge.
+ * Applies `change` to the live entries under the record's lock and writes the result (an empty record
+ * removes the file). A record that is not trusted is replaced: its content never reaches a reader anyway.
  */
-export function publishRuntime(configPath: string, url: string, port: number, log: (line: string) => void): () => void {
+export function updateRuntime(path: string, change: (entries: RuntimeEntry[]) => RuntimeEntry[]): void {
+	withLock(path, () => {
+		const r = readLiveRuntime(path);
+		const next = change(r.kind === "ok" ? r.entries : []);
+		if (next.length > 0) {
+			writeFileAtomic0600(path, `${JSON.stringify({ hosts: next }, null, "\t")}\n`);
+			return;
+		}
+		try {
+			unlinkSync(path);
+		} catch {}
+	});
+}
+
+/**
+ * The bridge's hook: adds this process's entry for a listener that just started and returns its removal
+ * for the clean stop. A failure to write is reported and never stops the bridge.
+ */
+export function publishRuntime(
+	configPath: string,
+	where: { url: string; port: number; cwd: string },
+	log: (line: string) => void,
+): () => void {
 	const path = runtimePath(configPath);
 	const seen = observePid(process.pid);
-	const start = seen.kind === "mine" ? seen.start : undefined;
-	const info: RuntimeInfo = {
-		url,
-		port,
-		pid: process.pid,
-		...(start !== undefined ? { start } : {}),
-		started: new Date().toISOString(),
-	};
+	const start = seen.kind === "mine" && seen.start !== undefined ? { start: seen.start } : {};
+	const entry: RuntimeEntry = { ...where, pid: process.pid, ...start, started: new Date().toISOString() };
+	const failed = (what: string, err: unknown) =>
+		log(`A2A bridge: runtime file ${path}: ${what}: ${err instanceof Error ? err.message : String(err)}`);
 	try {
-		writeRuntime(path, info);
+		updateRuntime(path, entries => withEntry(entries, entry));
 	} catch (err) {
-		log(`A2A bridge: runtime file ${path} not written: ${errorText(err)}`);
+		failed("entry not written", err);
 		return () => {};
 	}
 	return () => {
-		removeRuntime(path, info);
+		try {
+			updateRuntime(path, entries => withoutEntry(entries, entry));
+		} catch (err) {
+			failed("entry not removed", err);
+		}
 	};
 }
 
@@ -191,7 +265,7 @@ export function observePid(pid: number): PidFacts {
  * process that started when the entry says. `why` is a sentence for the user.
  */
 export function trustEntry(
-	entry: Pick<RuntimeInfo, "pid" | "start">,
+	entry: Pick<RuntimeEntry, "pid" | "start">,
 	facts: PidFacts,
 ): { ok: true } | { ok: false; why: string } {
 	if (facts.kind === "gone") return { ok: false, why: `names pid ${entry.pid}, which has exited` };

@@ -6,7 +6,7 @@
 
 export const OWNER = "owner";
 const MIN_TOKEN_CHARS = 32;
-const TOKEN_NAME = /^[a-z0-9_-]{1,32}$/;
+export const TOKEN_NAME = /^[a-z0-9_-]{1,32}$/;
 export const MAX_NAMED_TOKENS = 256;
 
 export interface NamedToken {
@@ -16,7 +16,7 @@ export interface NamedToken {
 
 /** What `/blob` serves (config `blob`, contract §14): a switch on the route's own methods, not a judgement of paths. */
 export type BlobMode = "write" | "read" | "off";
-const BLOB_MODES: readonly BlobMode[] = ["write", "read", "off"];
+export const BLOB_MODES: readonly BlobMode[] = ["write", "read", "off"];
 
 /** Why `value` cannot be a token (the §1 rules), or null when it can. */
 export function tokenProblem(value: string): string | null {
@@ -76,4 +76,26 @@ export function validateBlobMode(raw: unknown): FieldResult<BlobMode> {
 	return BLOB_MODES.includes(raw as BlobMode)
 		? { ok: true, value: raw as BlobMode }
 		: { ok: false, field: "blob", rule: 'must be "write", "read" or "off"' };
+}
+
+/** What turns the live tokens into the file's: secrets to set (new names or new secrets) and names to revoke. */
+interface TokenChanges {
+	set: NamedToken[];
+	revoke: string[];
+}
+
+/**
+ * The difference between the live tokens (owner included, by name) and a re-read config file. The owner is
+ * never revoked (a file without a string token keeps the live one); an unchanged secret is left alone, since
+ * setting it again would end its sessions.
+ */
+export function tokenChanges(live: readonly NamedToken[], owner: string | undefined, named: readonly NamedToken[]) {
+	const wanted = new Map(named.map(t => [t.name, t.token]));
+	if (owner !== undefined) wanted.set(OWNER, owner);
+	const now = new Map(live.map(t => [t.name, t.token]));
+	const changes: TokenChanges = {
+		set: [...wanted].filter(([name, token]) => now.get(name) !== token).map(([name, token]) => ({ name, token })),
+		revoke: [...now.keys()].filter(name => name !== OWNER && !wanted.has(name)),
+	};
+	return changes;
 }

@@ -91,24 +91,25 @@ export function parseCallerLabel(message: string): ParsedLabel | null {
 	return m?.[1] && m[2] ? { tool: m[1], tokenName: m[2], client: m[3] ?? null } : null;
 }
 
-/** The bridge's approval picture at start (`A2A bridge approval picture …` then one line each). */
+/** The approval picture in the bridge's start notice (`A2A bridge approval picture …` then one line each). */
 export function parseApprovalPicture(message: string): string[] | null {
-	const [first, ...rest] = message.split("\n");
-	return first?.startsWith("A2A bridge approval picture") ? rest : null;
+	const lines = message.split("\n");
+	const at = lines.findIndex(l => l.startsWith("A2A bridge approval picture"));
+	return at >= 0 ? lines.slice(at + 1) : null;
 }
 
-/** The bridge's start announcement (`src/commands.ts`), or null. */
-export function parseAnnouncement(message: string): { url: string; tokenPrefix: string } | null {
-	const m = /^A2A bridge listening on (http:\/\/\S+) \(token (\S+)\)$/.exec(message);
-	return m?.[1] && m[2] ? { url: m[1], tokenPrefix: m[2] } : null;
+/** The first line of the bridge's start notice (`src/host/commands.ts`), or null; `note` is what follows it. */
+export function parseAnnouncement(message: string): { url: string; tokenPrefix: string; note?: string } | null {
+	const m = /^A2A bridge listening on (http:\/\/\S+) \(token (\S+)\)(?:; (.+))?$/.exec(message.split("\n")[0] ?? "");
+	return m?.[1] && m[2] ? { url: m[1], tokenPrefix: m[2], ...(m[3] ? { note: m[3] } : {}) } : null;
 }
 
 export const isBridgeFailure = (message: string): boolean => message.startsWith("A2A bridge not started:");
 
-/** The `/a2a mcp-json` answer: a JSON object with `mcpServers`. */
+/** The `/a2a mcp-json` answer: a JSON object with `mcpServers`, maybe followed by a `Note: …` line. */
 export function isMcpEntry(message: string): boolean {
 	try {
-		const v: unknown = JSON.parse(message);
+		const v: unknown = JSON.parse(message.replace(/\nNote: [^\n]*$/, ""));
 		return typeof v === "object" && v !== null && "mcpServers" in v;
 	} catch {
 		return false;

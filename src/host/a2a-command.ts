@@ -25,6 +25,10 @@ export interface CommandTarget {
 	audit: AuditLog;
 	/** The approval picture, read from the live host at each call. */
 	approvals(): string[];
+	/** Whether the user's config asks for a random port at every start (`port: 0`). */
+	randomPort: boolean;
+	/** Other live bridges of the runtime record, read at each call. */
+	others(): Array<{ url: string; pid: number; cwd: string }>;
 }
 
 type Notify = (text: string, level: "info" | "warning" | "error") => void;
@@ -69,6 +73,8 @@ function status(r: CommandTarget, takeover: string): string {
 		auditPath: r.audit.path,
 		perToken: perToken(r),
 		approvals: r.approvals(),
+		others: r.others(),
+		randomPort: r.randomPort,
 	});
 }
 
@@ -131,7 +137,7 @@ export async function a2aCommand(
 	if (r.server.secretOf(name) === undefined) return notify(`A2A bridge: no live token named '${name}'`, "error");
 	if (sub === "mcp-json") {
 		const secret = r.server.secretOf(name) ?? "";
-		return notify(mcpJson(r.url, secret, name === OWNER ? "omp-host" : `omp-host-${name}`), "info");
+		return notify(mcpJson(r.url, secret, name === OWNER ? "omp-host" : `omp-host-${name}`, r.randomPort), "info");
 	}
 	const secret = onDisk(notify, "token not rotated", () => rotateToken(r.configPath, liveConfig(r), name));
 	if (secret === undefined) return;

@@ -24,12 +24,36 @@ export interface BridgeStatus {
 	perToken?: Array<{ name: string; prefix: string; sessions: number; clients: string[] }>;
 	/** The approval picture (`describeApprovals`), one line each. */
 	approvals?: string[];
+	/** Other live bridges of the runtime record (contract §18). */
+	others?: ReadonlyArray<{ url: string; pid: number; cwd: string }>;
+	randomPort?: boolean;
 }
 
 export const tokenPrefix = (secret: string): string => `${secret.slice(0, 6)}…`;
 
-export function announcement(url: string, ownerSecret: string): string {
-	return `A2A bridge listening on ${url} (token ${tokenPrefix(ownerSecret)})`;
+/** Said wherever the URL is printed when the user's config asks for a random port. */
+const RANDOM_PORT_NOTE = 'port 0 in the config: a new port at every start (set "port" to keep this URL)';
+
+export function announcement(url: string, ownerSecret: string, randomPort = false): string {
+	return `A2A bridge listening on ${url} (token ${tokenPrefix(ownerSecret)})${randomPort ? `; ${RANDOM_PORT_NOTE}` : ""}`;
+}
+
+/**
+ * The one start notification: the TUI shows the latest notification, so the URL and the approval picture
+ * travel together (two notifications would hide the first at once).
+ */
+export function startNotice(url: string, ownerSecret: string, randomPort: boolean, approvals: string[]): string {
+	const picture = ["A2A bridge approval picture (what a remote call meets):", ...approvals];
+	return [announcement(url, ownerSecret, randomPort), ...picture].join("\n");
+}
+
+/** `/a2a`'s line for other bridges on this config, from the runtime record (none: no line). */
+function othersText(others: ReadonlyArray<{ url: string; pid: number; cwd: string }>): string[] {
+	if (others.length === 0) return [];
+	return [
+		`other bridges of this user (${others.length}):`,
+		...others.map(o => `  ${o.url} pid ${o.pid}, serving ${o.cwd}`),
+	];
 }
 
 const callLabel = (c: BridgeStatus["inFlight"][number]): string => {
@@ -49,7 +73,7 @@ export function statusText(s: BridgeStatus): string {
 		return `  ${t.name} ${t.prefix}: ${t.sessions} session(s)${clients}`;
 	});
 	return [
-		`A2A bridge: ${s.url}`,
+		`A2A bridge: ${s.url}${s.randomPort ? ` (${RANDOM_PORT_NOTE})` : ""}`,
 		`token: ${tokenPrefix(s.ownerSecret)}`,
 		`sessions: ${s.sessions}/${MAX_SESSIONS}`,
 		...(perToken.length > 0 ? ["sessions per token:", ...perToken] : []),
@@ -58,6 +82,7 @@ export function statusText(s: BridgeStatus): string {
 		`host_llm=${s.takeover}`,
 		...(s.approvals ?? []),
 		`audit: ${s.auditPath}`,
+		...othersText(s.others ?? []),
 	].join("\n");
 }
 
@@ -70,12 +95,15 @@ export function tokensText(rows: NonNullable<BridgeStatus["perToken"]>): string 
 	return [`A2A bridge tokens (${rows.length}; each has the host's full reach):`, ...lines].join("\n");
 }
 
-/** A ready-to-paste `mcpServers` entry for `~/.omp/agent/mcp.json` (and clients with the same shape). */
-export function mcpJson(url: string, secret: string, name = "omp-host"): string {
+/**
+ * A ready-to-paste `mcpServers` entry for `~/.omp/agent/mcp.json` (and clients with the same shape); with a
+ * random port, a last line outside the JSON says the URL will not survive a restart.
+ */
+export function mcpJson(url: string, secret: string, name = "omp-host", randomPort = false): string {
 	const entry = {
 		mcpServers: {
 			[name]: { type: "http", url, headers: { Authorization: `Bearer ${secret}` }, timeout: MCP_JSON_TIMEOUT_MS },
 		},
 	};
-	return JSON.stringify(entry, null, 2);
+	return `${JSON.stringify(entry, null, 2)}${randomPort ? `\nNote: ${RANDOM_PORT_NOTE}` : ""}`;
 }

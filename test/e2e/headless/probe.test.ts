@@ -43,7 +43,9 @@ describe("runtime file and npm run probe", () => {
 			const file = await waitForRuntime(host);
 			expect(statSync(file).mode & 0o777).toBe(0o600);
 			const info = JSON.parse(readFileSync(file, "utf8"));
-			expect(info).toMatchObject({ url: host.url, port: host.port, pid: host.proc.pid, start: expect.any(Number) });
+			expect(info.hosts).toMatchObject([
+				{ url: host.url, port: host.port, pid: host.proc.pid, start: expect.any(Number), cwd: host.cwd },
+			]);
 			expect(readFileSync(file, "utf8")).not.toContain(host.token);
 
 			const found = await probe(host);
@@ -86,12 +88,9 @@ describe("runtime file and npm run probe", () => {
 		mkdirSync(agent, { recursive: true });
 		writeFileSync(join(agent, "a2a-bridge.json"), JSON.stringify({ token: "t".repeat(43) }), { mode: 0o600 });
 		const file = join(agent, "a2a-bridge.runtime.json");
-		const info = JSON.stringify({
-			url: `http://127.0.0.1:${trap.port}/`,
-			port: trap.port,
-			pid: process.pid,
-			started: "x",
-		});
+		const entry = { url: `http://127.0.0.1:${trap.port}/`, port: trap.port, pid: process.pid, started: "x", cwd: "/" };
+		const record = (change: Record<string, unknown> = {}) => JSON.stringify({ hosts: [{ ...entry, ...change }] });
+		const info = record();
 		const cases: Array<[string, () => void, RegExp]> = [
 			[
 				"symlink",
@@ -108,12 +107,12 @@ describe("runtime file and npm run probe", () => {
 			["no start time", () => writeFileSync(file, info, { mode: 0o600 }), /without its start time.*nothing sent/],
 			[
 				"reused pid",
-				() => writeFileSync(file, JSON.stringify({ ...JSON.parse(info), start: 1_000 }), { mode: 0o600 }),
+				() => writeFileSync(file, record({ start: 1_000 }), { mode: 0o600 }),
 				/a process that started at another time \(a reused pid\); not used, nothing sent/,
 			],
 			[
 				"pid 1",
-				() => writeFileSync(file, JSON.stringify({ ...JSON.parse(info), pid: 1, start: 1_000 }), { mode: 0o600 }),
+				() => writeFileSync(file, record({ pid: 1, start: 1_000 }), { mode: 0o600 }),
 				/names pid 1, (another user's process|a process that started at another time)/,
 			],
 		];

@@ -44,9 +44,13 @@ const isSelect = (f: RpcFrame) => f.type === "extension_ui_request" && f.method 
 describe("approval picture (real host, always-ask, blob read)", () => {
 	test("start notification -> mode and blob in plain words", async () => {
 		const f = await host.waitFrame(
-			x => x.type === "extension_ui_request" && String(x.message).startsWith("A2A bridge approval picture"),
+			x => x.type === "extension_ui_request" && String(x.message).includes("\nA2A bridge approval picture"),
 		);
 		const text = String(f.message);
+		// One notification carries the URL, the token prefix and the picture: the TUI shows only the latest.
+		expect(text.split("\n")[0]).toBe(`A2A bridge listening on ${host.url} (token ${host.token.slice(0, 6)}…)`);
+		const bridgeNotes = host.notifications().filter(m => m.startsWith("A2A bridge"));
+		expect(bridgeNotes).toEqual([text]);
 		expect(text).toContain("approvals: always-ask: tools of the host's read tier run; every other tool prompts");
 		// From the host's own tiers, not a list kept in the bridge: more than read, grep and glob.
 		expect(text).toContain(
@@ -123,7 +127,7 @@ describe("bash.patterns in the picture (issue 20 item 6)", () => {
 			const picture = String(
 				(
 					await h.waitFrame(
-						x => x.type === "extension_ui_request" && String(x.message).startsWith("A2A bridge approval picture"),
+						x => x.type === "extension_ui_request" && String(x.message).includes("\nA2A bridge approval picture"),
 					)
 				).message,
 			);
@@ -145,7 +149,7 @@ describe("the README's TUI variant: deny entries in ~/.omp/agent/config.yml", ()
 		const config = "tools:\n  approvalMode: always-ask\n  approval:\n    bash: deny\n    write: deny\n    edit: deny\n";
 		await withHost({ files: { ".omp/agent/config.yml": config } }, async h => {
 			const picture = await h.waitFrame(
-				x => x.type === "extension_ui_request" && String(x.message).startsWith("A2A bridge approval picture"),
+				x => x.type === "extension_ui_request" && String(x.message).includes("\nA2A bridge approval picture"),
 			);
 			expect(String(picture.message)).toContain("approvals: always-ask");
 			expect(String(picture.message)).toContain("tools.approval.bash=deny: bash refused to every caller");

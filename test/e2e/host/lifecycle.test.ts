@@ -39,7 +39,7 @@ async function waitNotify(h: Host, pred: (m: string) => boolean, timeoutMs = 20_
 }
 
 describe("config", () => {
-	test("absent config -> created 0600, tab-indented, 43-char token, announced with its prefix", async () => {
+	test("absent config -> created 0600, tab-indented, 43-char token, the bound port written back, announced with its prefix", async () => {
 		const h = await boot({ config: null });
 		const msg = await waitNotify(h, m => m.startsWith("A2A bridge listening on"));
 		const text = readFileSync(h.configPath, "utf8");
@@ -47,8 +47,10 @@ describe("config", () => {
 		expect(statSync(h.configPath).mode & 0o777).toBe(0o600);
 		expect(text).toContain('\n\t"token"');
 		expect(cfg.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-		expect(cfg).toMatchObject({ port: 0, host: "127.0.0.1", host_llm: "allow" });
-		expect(msg).toBe(`A2A bridge listening on http://127.0.0.1:${portOf(msg)}/ (token ${cfg.token.slice(0, 6)}…)`);
+		expect(cfg).toMatchObject({ port: portOf(msg), host: "127.0.0.1", host_llm: "allow" });
+		expect(msg.split("\n")[0]).toBe(
+			`A2A bridge listening on http://127.0.0.1:${portOf(msg)}/ (token ${cfg.token.slice(0, 6)}…)`,
+		);
 		expect(await canConnect(portOf(msg))).toBe(true);
 	}, 60_000);
 
@@ -57,7 +59,7 @@ describe("config", () => {
 		const token = "t".repeat(40);
 		const h = await boot({
 			config: null,
-			files: { "elsewhere/bridge.json": JSON.stringify({ port, token, unknown_field: 1 }) },
+			files: { "elsewhere/bridge.json": JSON.stringify({ port, token, blob: "read" }) },
 			env: { A2A_BRIDGE_CONFIG: "{HOME}/elsewhere/bridge.json" },
 			waitForPort: false,
 		});
@@ -69,7 +71,11 @@ describe("config", () => {
 		});
 		expect(res.status).toBe(200);
 		await res.text();
-		expect(JSON.parse(readFileSync(join(h.home, "elsewhere", "bridge.json"), "utf8")).unknown_field).toBe(1);
+		expect(JSON.parse(readFileSync(join(h.home, "elsewhere", "bridge.json"), "utf8"))).toEqual({
+			port,
+			token,
+			blob: "read",
+		});
 		expect(() => statSync(h.configPath)).toThrow();
 	}, 60_000);
 
@@ -78,14 +84,18 @@ describe("config", () => {
 		["host_llm not allow/deny", { host_llm: "maybe" }, "host_llm"],
 		["short token", { token: "short" }, "token"],
 		["empty host", { host: "" }, "host"],
+		["a misspelled key", { blobs: "read" }, "blobs"],
+		["a key in the wrong case", { Blob: "off" }, "Blob"],
 	] as const) {
 		test(`${name} -> refused naming field '${field}'; host alive, port closed, file untouched`, async () => {
 			const port = await freePort();
-			const raw = JSON.stringify(Object.assign({ port, token: "k".repeat(40) }, bad, { extra: "kept" }));
+			const raw = JSON.stringify(Object.assign({ port, token: "k".repeat(40), host_llm: "deny" }, bad));
 			const h = await boot({ config: raw, waitForPort: false });
 			const msg = await waitNotify(h, m => m.startsWith("A2A bridge not started"));
 			expect(msg).toContain(h.configPath);
 			expect(msg).toContain(`field '${field}'`);
+			if (field === "blobs" || field === "Blob")
+				expect(msg).toContain(`unknown field '${field}' (did you mean 'blob'?)`);
 			// stderr is read on its own stream: it may trail the rpc frame by a moment under load.
 			for (let i = 0; i < 50 && !h.stderr.includes(`field '${field}'`); i++) await Bun.sleep(100);
 			expect(h.stderr).toContain(`field '${field}'`);
@@ -97,12 +107,12 @@ describe("config", () => {
 		}, 60_000);
 	}
 
-	test("absent token -> generated and written back; unknown fields survive", async () => {
+	test("absent token -> generated and written back; other fields survive", async () => {
 		const port = await freePort();
-		const h = await boot({ config: JSON.stringify({ port, custom: { a: [1, 2] } }), waitForPort: false });
+		const h = await boot({ config: JSON.stringify({ port, allowed_origins: ["http://a.b"] }), waitForPort: false });
 		await h.waitForPort(port);
 		const cfg = JSON.parse(readFileSync(h.configPath, "utf8"));
-		expect(cfg.custom).toEqual({ a: [1, 2] });
+		expect(cfg.allowed_origins).toEqual(["http://a.b"]);
 		expect(cfg.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
 		expect(statSync(h.configPath).mode & 0o777).toBe(0o600);
 	}, 60_000);
@@ -227,7 +237,7 @@ describe("/a2a commands", () => {
 	}, 60_000);
 
 	test("/a2a rotate: disk first, new token live, old token and its sessions refused at once, their calls killed", async () => {
-		const h = await boot({ config: { extra_field: "kept" } });
+		const h = await boot({ config: { blob: "read" } });
 		const oldSid = await openSession(h);
 		const work = new StoppableWork(h.cwd);
 		cleanups.push(() => work.cleanup());
@@ -239,7 +249,7 @@ describe("/a2a commands", () => {
 		const cfg = JSON.parse(readFileSync(h.configPath, "utf8"));
 		expect(cfg.token).not.toBe(h.token);
 		expect(cfg.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-		expect(cfg.extra_field).toBe("kept");
+		expect(cfg.blob).toBe("read");
 		expect(statSync(h.configPath).mode & 0o777).toBe(0o600);
 		const oldRes = await rpcPost(h, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": oldSid });
 		expect(oldRes.status).toBe(401);

@@ -41,6 +41,7 @@ const RULES: Array<[RegExp, How]> = [
 	[/^npm run demo$/, { by: "test", file: "test/e2e/headless/demo.test.ts", marker: '"run", "--silent", "demo"' }],
 	[/^npm run (host|probe) -- /, HERE],
 	[/^npm run probe$/, HERE],
+	[/^npm run token -- (list|add|rotate|revoke)\b/, HERE],
 	[/^cat ~\/\.omp\/agent\/a2a-bridge\.log\.1 /, HERE],
 	[
 		/^(TOKEN=|URL=|AUTH=|SID=|H=|B=|D=|n=|curl |size=|tail -c |grep -i '\^repr-digest' |node -p 'require\("\.\/tools\.json"\))/,
@@ -63,11 +64,20 @@ const blocksStartingWith = (re: RegExp, containing = ""): string[] => [
 	),
 ];
 
+/** The host-side pair (TOKEN and URL read from ~/.omp) on its own, as the first-call section gives it. */
+const hostForm = (): string[] =>
+	blocksStartingWith(/^TOKEN=\$\(node -e /, "URL=").filter(b => b.split("\n").length === 4);
+
 function bash(script: string, opts: { cwd: string; env: Record<string, string> }) {
 	const proc = spawn({
 		cmd: ["bash", "-euo", "pipefail", "-c", script],
 		cwd: opts.cwd,
-		env: { PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`, LANG: "C.UTF-8", ...opts.env },
+		env: {
+			PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+			LANG: "C.UTF-8",
+			npm_config_update_notifier: "false",
+			...opts.env,
+		},
 		stdout: "pipe",
 		stderr: "pipe",
 	});
@@ -129,12 +139,24 @@ describe("docs: commands run against a real host", () => {
 		}
 	});
 
-	test("first call with curl: token and URL from ~/.omp, initialize, session id, tools/list, tools/call, DELETE", async () => {
-		const scripts = blocksStartingWith(/^TOKEN=/, '"method":"initialize"');
-		expect(scripts.length).toBe(1);
-		for (const script of scripts) {
+	test("first call with curl, both ends: the laptop form (pasted token, forwarded URL) and the host form", async () => {
+		const [walk, ...moreWalks] = blocksStartingWith(/^AUTH=/, '"method":"initialize"');
+		const [laptop, ...moreLaptops] = blocksStartingWith(/^TOKEN='<paste the token>'$/);
+		const [onHost, ...moreHosts] = hostForm();
+		expect([moreWalks, moreLaptops, moreHosts]).toEqual([[], [], []]);
+		expect([walk, laptop, onHost].every(b => b !== undefined)).toBe(true);
+		// The laptop form runs with no ~/.omp at all: only the pasted token and the forwarded port are substituted.
+		const bare = join(work, "laptop-home");
+		mkdirSync(bare, { recursive: true });
+		const pasted = (laptop as string)
+			.replace("<paste the token>", host.token)
+			.replace("http://127.0.0.1:8765/", host.url);
+		for (const [script, home] of [
+			[`${pasted}\n${walk}`, bare],
+			[`${onHost}\n${walk}`, host.home],
+		] as const) {
 			rmSync(join(work, "headers.txt"), { force: true });
-			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: host.home } });
+			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: home } });
 			expect({ code, err }).toEqual({ code: 0, err: "" });
 			expect(out).toContain('"result":{"protocolVersion":"2025-11-25"');
 			expect(out).toMatch(/^(\S+ )*bash( \S+)*$/m);
@@ -148,6 +170,52 @@ describe("docs: commands run against a real host", () => {
 			});
 			expect(after.status).toBe(404);
 		}
+	});
+
+	test("the host form without its files stops at once with one sentence, running nothing after it", async () => {
+		const [onHost] = hostForm();
+		const [walk] = blocksStartingWith(/^AUTH=/, '"method":"initialize"');
+		const empty = join(work, "empty-home");
+		mkdirSync(join(empty, ".omp", "agent"), { recursive: true });
+		const noConfig = await bash(`${onHost}\n${walk}`, { cwd: work, env: { HOME: empty } });
+		expect(noConfig).toEqual([
+			1,
+			"",
+			`no ${join(empty, ".omp", "agent", "a2a-bridge.json")}: run this on the host, or paste TOKEN\n`,
+		]);
+		// A config but no running host: the URL line says so.
+		writeFileSync(join(empty, ".omp", "agent", "a2a-bridge.json"), JSON.stringify({ token: "t".repeat(43) }));
+		const noHost = await bash(`${onHost}\n${walk}`, { cwd: work, env: { HOME: empty } });
+		const record = join(empty, ".omp", "agent", "a2a-bridge.runtime.json");
+		expect(noHost).toEqual([1, "", `no host recorded in ${record}: start one, or paste URL\n`]);
+		// The walkthrough itself refuses an unset TOKEN with one sentence rather than sending an empty Bearer.
+		const unset = await bash(walk as string, { cwd: work, env: { HOME: empty } });
+		expect(unset[0]).not.toBe(0);
+		expect(unset[1]).toBe("");
+		expect(unset[2]).toContain("TOKEN: set TOKEN first");
+	});
+
+	test("npm run token: the README's lines against the running host (list, add, rotate, revoke), applied live", async () => {
+		const lines = [...new Set(all.map(c => c.text).filter(t => t.startsWith("npm run token -- ")))];
+		const block = blocksStartingWith(/^npm run token -- list/);
+		expect(block.length).toBe(1);
+		expect(lines.every(l => (block[0] as string).split("\n").includes(l))).toBe(true);
+		const [code, out, err] = await bash(block[0] as string, { cwd: ROOT, env: { HOME: host.home } });
+		expect({ code, err }).toEqual({ code: 0, err: "" });
+		const secrets = out.split("\n").filter(l => /^[A-Za-z0-9_-]{43}$/.test(l));
+		expect(secrets.length).toBe(2);
+		expect(out).not.toContain(host.token);
+		expect(out).toContain(`the running host (pid ${host.proc.pid} at ${host.url}) apply it within a second`);
+		// Second channel: the host took each change live; the end state is the revoke.
+		const deadline = Date.now() + 10_000;
+		const bearer = async (t: string) =>
+			(await fetch(host.url, { method: "POST", headers: { authorization: `Bearer ${t}` }, body: "{}" })).status;
+		while (Date.now() < deadline && !host.notifications().some(m => m.includes("token 'laptop' revoked"))) {
+			await Bun.sleep(50);
+		}
+		expect(host.notifications()).toContain("A2A bridge: config edit applied: token 'laptop' added");
+		for (const s of secrets) expect(await bearer(s)).toBe(401);
+		expect(JSON.parse(readFileSync(join(host.home, ".omp", "agent", "a2a-bridge.json"), "utf8")).tokens).toEqual([]);
 	});
 
 	test("/blob: replace with a digest, resume line, download with its digest, as written", async () => {
@@ -193,7 +261,31 @@ describe("docs: the headless host commands", () => {
 			mkdirSync(join(home, "project"));
 			mkdirSync(join(home, ".omp", "agent"), { recursive: true });
 			writeFileSync(join(home, ".omp", "agent", "models.yml"), PLACEHOLDER_MODELS);
-			const env = { HOME: home, PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}` };
+			const env: Record<string, string> = {
+				HOME: home,
+				PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+				npm_config_update_notifier: "false",
+			};
+			// The read-only recipe makes the laptop's token first (`npm run token -- add laptop`), before any host
+			// ran; the probes below then call with that token, and the audit must name it.
+			const recipe = DOC_FILES.flatMap(shellBlocks).find(bl => bl.some(c => c.text === line));
+			const addLine = recipe?.find(c => c.text.startsWith("npm run token -- add "))?.text;
+			const tokenName = addLine?.split(" ")[5];
+			if (addLine) {
+				const [addCode, addOut, addErr] = await bash(addLine, { cwd: ROOT, env });
+				expect({ addCode, addErr }).toEqual({
+					addCode: 0,
+					addErr: `token: created ${join(home, ".omp", "agent", "a2a-bridge.json")} with a new token\n`,
+				});
+				env.A2A_BRIDGE_TOKEN = addOut.trim().split("\n").at(-1) ?? "";
+				writeFileSync(
+					join(home, ".omp", "agent", "a2a-bridge.json"),
+					JSON.stringify({
+						...JSON.parse(readFileSync(join(home, ".omp", "agent", "a2a-bridge.json"), "utf8")),
+						blob: "read",
+					}),
+				);
+			}
 			// Its own process group, so SIGINT reaches npm and the host script together, as Ctrl-C does.
 			const proc = spawn({ cmd: ["bash", "-c", line], cwd: ROOT, env, stdout: "pipe", stderr: "pipe", detached: true });
 			let out = "";
@@ -233,6 +325,11 @@ describe("docs: the headless host commands", () => {
 				expect([0, 130]).toContain(await proc.exited);
 				await reading;
 				if (denies) expect(out).toMatch(/^approval: bash .* -> Deny \(--approvals deny\)$/m);
+				if (tokenName) {
+					const audit = readFileSync(join(home, ".omp", "agent", "a2a-bridge.log"), "utf8");
+					expect(audit).toContain(`"token":"${tokenName}"`);
+					expect(out).toContain("blob=read");
+				}
 				expect(out).toMatch(/omp shut down \(exit 0\); port \d+ released; no process left/);
 				if (line.includes("--cwd ~/project")) expect(out).toContain(`serving ${join(home, "project")}`);
 			} finally {

@@ -211,7 +211,7 @@ describe("the README's npx commands, with no Bun or omp on PATH", () => {
 		try {
 			for (let i = 0; i < 600 && !existsSync(runtime) && tui.exitCode === null; i++) await Bun.sleep(100);
 			expect(existsSync(runtime), readFileSync(screen, "utf8").slice(-2000)).toBe(true);
-			pid = JSON.parse(readFileSync(runtime, "utf8")).pid;
+			pid = JSON.parse(readFileSync(runtime, "utf8")).hosts[0].pid;
 			const probe = await sh("npm run --silent probe");
 			expect(probe.out).toMatch(/^probe: tools\/call bash "echo a2a-probe-\d+" -> a2a-probe-\d+$/m);
 			expect(probe.code).toBe(0);
@@ -269,7 +269,14 @@ describe("npm pack", () => {
 			.map(f => f.path)
 			.sort();
 		const graph = importGraph(join(ROOT, "extensions", "a2a-bridge.ts"));
-		const meta = ["package.json", "README.md", "README_ZN.md", "CHANGELOG.md", "LICENSE"];
+		const meta = [
+			"package.json",
+			"README.md",
+			"README_ZN.md",
+			"CHANGELOG.md",
+			"LICENSE",
+			"schema/a2a-bridge.schema.json",
+		];
 		expect(packed).toEqual([...new Set([...graph, ...meta])].sort());
 		expect(
 			packed?.filter(p => /^(test|docs|bench|scripts|\.ci)\//.test(p) || /^src\/host-(args|cli|frames)\.ts$/.test(p)),

@@ -26,7 +26,7 @@ describe("validateConfig", () => {
 		["host_llm deny", { host_llm: "deny" }],
 		["allowed_origins empty", { allowed_origins: [] }],
 		["allowed_origins with an origin", { allowed_origins: ["http://localhost:3000", "https://example.com"] }],
-		["unknown field", { extra: { nested: true } }],
+		["$schema", { $schema: "file:///x/schema.json" }],
 	];
 	for (const [name, raw] of good) {
 		test(`${name} -> ok`, () => {
@@ -78,6 +78,7 @@ describe("validateConfig", () => {
 		["host_llm yes", { host_llm: "yes" }, "field 'host_llm'"],
 		["host_llm true", { host_llm: true }, "field 'host_llm'"],
 		["host_llm null", { host_llm: null }, "field 'host_llm'"],
+		["an unknown field", { extra: { nested: true } }, "unknown field 'extra'"],
 		["allowed_origins as string", { allowed_origins: "http://localhost:3000" }, "field 'allowed_origins'"],
 		["allowed_origins null", { allowed_origins: null }, "field 'allowed_origins'"],
 		["allowed_origins with a non-url", { allowed_origins: ["not a url"] }, "field 'allowed_origins[0]'"],

@@ -12,24 +12,38 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeFileAtomic0600 } from "../../../src/config/disk.ts";
 import {
 	observePid,
+	pickEntry,
 	publishRuntime,
-	type RuntimeInfo,
+	type RuntimeEntry,
+	readLiveRuntime,
 	readRuntime,
-	removeRuntime,
 	runtimePath,
 	trustEntry,
+	updateRuntime,
 	validateRuntime,
-	writeRuntime,
+	withEntry,
+	withoutEntry,
 } from "../../../src/config/runtime.ts";
 
-const INFO: RuntimeInfo = {
+const INFO: RuntimeEntry = {
 	url: "http://127.0.0.1:41234/",
 	port: 41234,
 	pid: process.pid,
 	started: "2026-01-01T00:00:00Z",
+	cwd: "/home/u/project",
 };
+const entry = (pid: number, cwd: string, port = 40000 + (pid % 20000)): RuntimeEntry => ({
+	url: `http://127.0.0.1:${port}/`,
+	port,
+	pid,
+	started: `2026-01-01T00:00:0${pid % 10}Z`,
+	cwd,
+});
+const writeRuntime = (p: string, entries: unknown): void =>
+	writeFileAtomic0600(p, JSON.stringify({ hosts: Array.isArray(entries) ? entries : [entries] }));
 
 let dir: string;
 let path: string;
@@ -48,44 +62,101 @@ describe("runtimePath", () => {
 	});
 });
 
+describe("the record's pure operations", () => {
+	const a = entry(101, "/p/a");
+	const b = entry(102, "/p/b");
+	test("withEntry appends, replacing an older entry of the same pid; withoutEntry removes only the same pid and start", () => {
+		expect(withEntry([a], b)).toEqual([a, b]);
+		const restarted = { ...a, started: "later", port: 1, url: "http://127.0.0.1:1/" };
+		expect(withEntry([a, b], restarted)).toEqual([b, restarted]);
+		expect(withoutEntry([a, b], a)).toEqual([b]);
+		expect(withoutEntry([a, b], { ...a, started: "other" })).toEqual([a, b]);
+	});
+
+	test("withEntry keeps at most 64 entries, dropping the oldest", () => {
+		let list: RuntimeEntry[] = [];
+		for (let i = 1; i <= 70; i++) list = withEntry(list, entry(i, `/p/${i}`));
+		expect(list.length).toBe(64);
+		expect(list[0]?.pid).toBe(7);
+	});
+
+	test("pickEntry: the only one; else the one for the directory or the closest above it; else many", () => {
+		const root = entry(103, "/p");
+		expect(pickEntry([], "/x")).toEqual({ kind: "none" });
+		expect(pickEntry([a], "/elsewhere")).toEqual({ kind: "one", entry: a });
+		expect(pickEntry([a, b], "/p/b")).toEqual({ kind: "one", entry: b });
+		expect(pickEntry([a, b, root], "/p/b/src/deep")).toEqual({ kind: "one", entry: b });
+		expect(pickEntry([a, b, root], "/p/c")).toEqual({ kind: "one", entry: root });
+		expect(pickEntry([a, b], "/p/ab")).toEqual({ kind: "many", entries: [a, b] });
+		expect(pickEntry([a, entry(104, "/p/a")], "/p/a")).toMatchObject({ kind: "many" });
+	});
+});
+
 describe("write, read, remove", () => {
 	test("written 0600 as JSON without a token, read back as written", () => {
-		writeRuntime(path, INFO);
+		publishRuntime(join(dir, "a2a-bridge.json"), INFO, () => {});
 		expect(statSync(path).mode & 0o777).toBe(0o600);
-		expect(JSON.parse(readFileSync(path, "utf8"))).toEqual(INFO);
-		expect(readRuntime(path)).toEqual({ kind: "ok", info: INFO });
+		const raw = JSON.parse(readFileSync(path, "utf8"));
+		expect(raw.hosts).toMatchObject([{ url: INFO.url, port: INFO.port, pid: process.pid, cwd: INFO.cwd }]);
+		expect(JSON.stringify(raw)).not.toMatch(/token/i);
+		expect(readRuntime(path)).toEqual({ kind: "ok", entries: raw.hosts });
 	});
 
 	test("an absent file is reported as absent", () => {
 		expect(readRuntime(path)).toEqual({ kind: "absent" });
 	});
 
-	test("removed only while it still names this listener", () => {
-		writeRuntime(path, { ...INFO, port: 5555, url: "http://127.0.0.1:5555/" });
-		expect(removeRuntime(path, INFO)).toBe(false);
-		expect(existsSync(path)).toBe(true);
-		writeRuntime(path, { ...INFO, pid: INFO.pid + 1 });
-		expect(removeRuntime(path, INFO)).toBe(false);
-		writeRuntime(path, INFO);
-		expect(removeRuntime(path, INFO)).toBe(true);
+	test("two hosts: each stop removes only its own entry; the last one removes the file", () => {
+		const config = join(dir, "a2a-bridge.json");
+		const other = { ...entry(process.ppid, "/p/other"), started: "2026-01-01T00:00:00Z" };
+		writeRuntime(path, other);
+		const unpublish = publishRuntime(config, INFO, () => {});
+		const both = readRuntime(path);
+		expect(both.kind === "ok" ? both.entries.map(e => e.pid) : []).toEqual([process.ppid, process.pid]);
+		unpublish();
+		expect(readRuntime(path)).toEqual({ kind: "ok", entries: [other] });
+		updateRuntime(path, list => withoutEntry(list, other));
 		expect(existsSync(path)).toBe(false);
-		expect(removeRuntime(path, INFO)).toBe(false);
 	});
 
-	test("publishRuntime writes this process's file and its remover deletes it", () => {
-		const config = join(dir, "a2a-bridge.json");
-		const unpublish = publishRuntime(config, "http://127.0.0.1:8765/", 8765, () => {});
-		expect(readRuntime(path)).toMatchObject({ kind: "ok", info: { port: 8765, pid: process.pid } });
-		unpublish();
-		expect(existsSync(path)).toBe(false);
+	test("entries of exited pids are dropped when read, and by the next update", () => {
+		const dead = entry(2 ** 22 + 5, "/p/dead");
+		writeRuntime(path, [dead, { ...INFO }]);
+		expect(readLiveRuntime(path)).toEqual({ kind: "ok", entries: [INFO] });
+		expect(readLiveRuntime(path, () => false)).toEqual({ kind: "ok", entries: [] });
+		updateRuntime(path, list => list);
+		expect(JSON.parse(readFileSync(path, "utf8")).hosts).toEqual([INFO]);
 	});
+
+	test("concurrent starts lose no entry (8 processes publish at once)", async () => {
+		const config = join(dir, "a2a-bridge.json");
+		const script = join(dir, "pub.ts");
+		const mod = join(import.meta.dir, "..", "..", "..", "src", "config", "runtime.ts");
+		writeFileSync(
+			script,
+			`import { publishRuntime } from ${JSON.stringify(mod)};\n` +
+				`publishRuntime(${JSON.stringify(config)}, { url: "http://127.0.0.1:" + (30000 + Number(process.argv[2])) + "/", port: 30000 + Number(process.argv[2]), cwd: "/p" }, l => { console.error(l); process.exit(3); });\n` +
+				"await Bun.sleep(60_000);\n",
+		);
+		const procs = Array.from({ length: 8 }, (_, i) =>
+			Bun.spawn([process.execPath, script, String(i)], { stdout: "ignore", stderr: "pipe" }),
+		);
+		let ports: number[] = [];
+		// Each publisher stays alive until killed: an exited one's entry would rightly be dropped by the next.
+		for (let i = 0; i < 400 && ports.length < 8; i++) {
+			await Bun.sleep(50);
+			const r = readRuntime(path);
+			ports = r.kind === "ok" ? r.entries.map(e => e.port).sort() : [];
+		}
+		for (const p of procs) p.kill();
+		await Promise.all(procs.map(p => p.exited));
+		expect(ports).toEqual(Array.from({ length: 8 }, (_, i) => 30000 + i));
+	}, 40_000);
 
 	test("publishRuntime reports a write failure and does not throw", () => {
 		const lines: string[] = [];
 		writeFileSync(join(dir, "not-a-dir"), "");
-		const unpublish = publishRuntime(join(dir, "not-a-dir", "a2a-bridge.json"), INFO.url, INFO.port, l =>
-			lines.push(l),
-		);
+		const unpublish = publishRuntime(join(dir, "not-a-dir", "a2a-bridge.json"), INFO, l => lines.push(l));
 		expect(lines.join("\n")).toContain("not written");
 		unpublish();
 	});
@@ -103,11 +174,12 @@ describe("write, read, remove", () => {
 
 	test("publishRuntime records this process's start, and trustEntry accepts it", () => {
 		const config = join(dir, "a2a-bridge.json");
-		publishRuntime(config, INFO.url, INFO.port, () => {});
+		publishRuntime(config, INFO, () => {});
 		const read = readRuntime(runtimePath(config));
 		expect(read.kind).toBe("ok");
-		if (read.kind !== "ok") return;
-		expect(trustEntry(read.info, observePid(read.info.pid))).toEqual({ ok: true });
+		const [mine] = read.kind === "ok" ? read.entries : [];
+		expect(mine?.start).toEqual(expect.any(Number));
+		expect(trustEntry(mine ?? INFO, observePid(process.pid))).toEqual({ ok: true });
 	});
 
 	test("trustEntry (issue 20 item 7): exited, another user's, a reused pid, or no start time -> not trusted", () => {
@@ -165,19 +237,25 @@ describe("hostile runtime files are not trusted", () => {
 	});
 
 	test("an oversized file", () => {
-		writeFileSync(path, `{"pad":"${"x".repeat(5000)}"}`, { mode: 0o600 });
-		untrusted(/more than 4096/);
+		writeFileSync(path, `{"pad":"${"x".repeat(70_000)}"}`, { mode: 0o600 });
+		untrusted(/more than 65536/);
 	});
 
-	test("a hostile file is never removed by the clean stop", () => {
-		writeFileSync(path, JSON.stringify(INFO), { mode: 0o644 });
-		expect(removeRuntime(path, INFO)).toBe(false);
-		expect(existsSync(path)).toBe(true);
+	test("a symlinked record is replaced by a regular file on the next update, its target untouched", () => {
+		const real = join(dir, "real.json");
+		writeFileSync(real, "keep", { mode: 0o600 });
+		symlinkSync(real, path);
+		updateRuntime(path, list => withEntry(list, INFO));
+		expect(readFileSync(real, "utf8")).toBe("keep");
+		expect(readRuntime(path)).toEqual({ kind: "ok", entries: [INFO] });
 	});
 
 	const bad: Array<[string, unknown]> = [
 		["an array", [INFO]],
 		["null", null],
+		["the old one-host shape", INFO],
+		["hosts not an array", { hosts: INFO }],
+		["no cwd", { hosts: [{ ...INFO, cwd: undefined }] }],
 		["port 0", { ...INFO, port: 0 }],
 		["port as string", { ...INFO, port: "41234" }],
 		["pid -1", { ...INFO, pid: -1 }],
@@ -190,8 +268,17 @@ describe("hostile runtime files are not trusted", () => {
 	];
 	for (const [name, value] of bad) {
 		test(`malformed content: ${name}`, () => {
-			expect(validateRuntime(value).ok).toBe(false);
-			writeFileSync(path, JSON.stringify(value), { mode: 0o600 });
+			const wrapped =
+				typeof value === "object" &&
+				value !== null &&
+				!Array.isArray(value) &&
+				!("hosts" in value) &&
+				"pid" in value &&
+				name !== "the old one-host shape"
+					? { hosts: [value] }
+					: value;
+			expect(validateRuntime(wrapped).ok).toBe(false);
+			writeFileSync(path, JSON.stringify(wrapped), { mode: 0o600 });
 			expect(readRuntime(path).kind).toBe("untrusted");
 		});
 	}

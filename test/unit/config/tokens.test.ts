@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { authenticate, TokenSet } from "../../../src/config/auth.ts";
 import { type BridgeConfig, validateConfig } from "../../../src/config/config.ts";
 import { addToken, loadConfig, revokeToken, rotateToken } from "../../../src/config/file.ts";
+import { tokenChanges } from "../../../src/config/tokens.ts";
 
 const FILE = "/cfg/a2a-bridge.json";
 const OWNER_T = "o".repeat(43);
@@ -155,18 +156,18 @@ describe("token file operations", () => {
 	beforeEach(() => {
 		dir = mkdtempSync(join(tmpdir(), "a2a-tokens-"));
 		path = join(dir, "a2a-bridge.json");
-		writeFileSync(path, JSON.stringify({ token: OWNER_T, extra: 1, tokens: [{ name: "ci", token: A }] }), {
+		writeFileSync(path, JSON.stringify({ token: OWNER_T, blob: "read", tokens: [{ name: "ci", token: A }] }), {
 			mode: 0o600,
 		});
 	});
 	afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-	test("addToken -> a fresh 43-char secret appended at 0600, unknown fields kept", () => {
+	test("addToken -> a fresh 43-char secret appended at 0600, other fields kept", () => {
 		const t = addToken(path, live(), "bot");
 		expect(t).toMatch(/^[A-Za-z0-9_-]{43}$/);
 		expect(disk()).toEqual({
 			token: OWNER_T,
-			extra: 1,
+			blob: "read",
 			tokens: [
 				{ name: "ci", token: A },
 				{ name: "bot", token: t },
@@ -184,7 +185,7 @@ describe("token file operations", () => {
 	});
 	test("revokeToken -> the entry goes, the rest stays; unknown or owner -> refused", () => {
 		revokeToken(path, live(), "ci");
-		expect(disk()).toEqual({ token: OWNER_T, extra: 1, tokens: [] });
+		expect(disk()).toEqual({ token: OWNER_T, blob: "read", tokens: [] });
 		expect(() => revokeToken(path, live(), "ci")).toThrow("no token named 'ci'");
 		expect(() => revokeToken(path, live(), "owner")).toThrow("cannot be revoked");
 	});
@@ -201,5 +202,28 @@ describe("token file operations", () => {
 		writeFileSync(path, JSON.stringify({ token: OWNER_T, tokens: "oops" }));
 		expect(() => addToken(path, cfg, "bot")).toThrow("field 'tokens' must be an array");
 		expect(disk().tokens).toBe("oops");
+	});
+});
+
+describe("tokenChanges: a re-read file against the live tokens", () => {
+	const live = [
+		{ name: "owner", token: OWNER_T },
+		{ name: "ci", token: A },
+	];
+	test("unchanged -> nothing (setting a secret again would end its sessions)", () => {
+		expect(tokenChanges(live, OWNER_T, [{ name: "ci", token: A }])).toEqual({ set: [], revoke: [] });
+	});
+	test("added, re-secreted and removed names; the owner is never revoked, and kept when the file has none", () => {
+		expect(tokenChanges(live, undefined, [{ name: "bot", token: B }])).toEqual({
+			set: [{ name: "bot", token: B }],
+			revoke: ["ci"],
+		});
+		expect(tokenChanges(live, B, [{ name: "ci", token: OWNER_T }])).toEqual({
+			set: [
+				{ name: "ci", token: OWNER_T },
+				{ name: "owner", token: B },
+			],
+			revoke: [],
+		});
 	});
 });

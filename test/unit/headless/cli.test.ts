@@ -9,12 +9,13 @@ import {
 	isMcpEntry,
 	isNoModelFailure,
 	parseAnnouncement,
+	parseApprovalPicture,
 	parseApprovalTitle,
 	readFrame,
 	TOKEN_PLACEHOLDER,
 	withTokenPlaceholder,
 } from "../../../src/headless/frames.ts";
-import { announcement, mcpJson } from "../../../src/host/commands.ts";
+import { announcement, mcpJson, startNotice } from "../../../src/host/commands.ts";
 import { hasHidden } from "../../../src/text/show.ts";
 
 describe("parseHostArgs", () => {
@@ -138,6 +139,16 @@ describe("readFrame", () => {
 			tokenPrefix: "abcdef…",
 		});
 		expect(parseAnnouncement("A2A bridge: created /x with a new token")).toBeNull();
+		// The one start notice: URL line first, the approval picture below it; a random port adds a note.
+		const notice = startNotice("http://127.0.0.1:8765/", token, true, ["approvals: yolo", "blob=write: x"]);
+		expect(parseAnnouncement(notice)).toEqual({
+			url: "http://127.0.0.1:8765/",
+			tokenPrefix: "abcdef…",
+			note: 'port 0 in the config: a new port at every start (set "port" to keep this URL)',
+		});
+		expect(parseApprovalPicture(notice)).toEqual(["approvals: yolo", "blob=write: x"]);
+		expect(parseApprovalPicture(announcement("http://127.0.0.1:8765/", token))).toBeNull();
+		expect(isMcpEntry(mcpJson("http://127.0.0.1:8765/", token, "omp-host", true))).toBe(true);
 		expect(isMcpEntry(mcpJson("http://127.0.0.1:8765/", token))).toBe(true);
 		expect(isMcpEntry("{}")).toBe(false);
 		expect(isMcpEntry("A2A bridge not running")).toBe(false);

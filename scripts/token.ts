@@ -1,0 +1,86 @@
+/**
+ * `npm run token -- list | add NAME | revoke NAME | rotate [NAME]`: the bridge's tokens without a TUI.
+ * Edits the config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json) through the same file code as
+ * `/a2a token …`: validated, 0600, written atomically under the config's lock. A new secret is printed
+ * once, on stdout, and nowhere else; `list` shows names and prefixes only. Running hosts watch the file
+ * and apply the change within a second; the command says which hosts those are.
+ */
+import { existsSync } from "node:fs";
+import { defaultConfigPath } from "../src/config/config.ts";
+import { addToken, loadConfig, readConfig, revokeToken, rotateToken } from "../src/config/file.ts";
+import { readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
+import { nameProblem, OWNER } from "../src/config/tokens.ts";
+import { tokenPrefix } from "../src/host/commands.ts";
+
+const USAGE = `usage: npm run token -- list | add NAME | revoke NAME | rotate [NAME]
+  list          every token's name and prefix (never a secret)
+  add NAME      a new named token (NAME: 1-32 of a-z 0-9 _ -); its secret is printed once
+  revoke NAME   removes it; a running host ends its sessions and calls at once
+  rotate [NAME] a new secret for NAME (default: the owner token); the old one stops working`;
+
+const out = (line: string): void => {
+	process.stdout.write(`${line}\n`);
+};
+
+/** When the change takes effect, from the runtime record next to the config. */
+function whenApplied(path: string): string {
+	const r = readLiveRuntime(runtimePath(path));
+	const hosts = r.kind === "ok" ? r.entries : [];
+	if (hosts.length === 0) return `no host runs on ${path}; the next start uses it`;
+	const list = hosts.map(h => `pid ${h.pid} at ${h.url}`).join(", ");
+	return `the running host${hosts.length > 1 ? "s" : ""} (${list}) apply it within a second (watching ${path})`;
+}
+
+function main(argv: string[]): number {
+	const [verb, name, ...rest] = argv;
+	const path = defaultConfigPath();
+	const arity = verb === "list" ? 0 : verb === "add" || verb === "revoke" ? 1 : verb === "rotate" ? -1 : undefined;
+	if (arity === undefined || rest.length > 0 || (arity === 0 && name) || (arity === 1 && !name)) {
+		process.stderr.write(
+			`${verb === undefined || verb === "help" ? "" : `token: '${argv.join(" ")}' is not a command\n`}${USAGE}\n`,
+		);
+		return verb === "help" ? 0 : 2;
+	}
+	// A bad name is refused before anything is read or created.
+	const why = name === undefined || (verb !== "add" && name === OWNER) ? null : nameProblem(name);
+	if (why !== null) throw new Error(`token name '${name}' ${why}`);
+	if (verb === "list") {
+		if (!existsSync(path))
+			throw new Error(`no config at ${path} yet (the first host start, or npm run token -- add NAME, creates it)`);
+		const { config } = readConfig(path);
+		const rows = [...(config.token === undefined ? [] : [{ name: OWNER, token: config.token }]), ...config.tokens];
+		out(`${rows.length} token(s) in ${path} (each has the host's full reach):`);
+		for (const t of rows) out(`  ${t.name} ${tokenPrefix(t.token)}`);
+		return 0;
+	}
+	// Creates the config as a first start would when there is none yet (generated owner token, $schema).
+	const { config, warnings } = loadConfig(path);
+	for (const w of warnings) process.stderr.write(`token: ${w}\n`);
+	if (verb === "add") {
+		const secret = addToken(path, config, name as string);
+		out(`token '${name}' added to ${path}; ${whenApplied(path)}.`);
+		out(
+			`Its secret, shown this once (the laptop's Authorization: Bearer value; /a2a mcp-json ${name} prints an entry):`,
+		);
+		out(secret);
+		return 0;
+	}
+	if (verb === "revoke") {
+		revokeToken(path, config, name as string);
+		out(`token '${name}' revoked in ${path}; ${whenApplied(path)}.`);
+		return 0;
+	}
+	const who = name ?? OWNER;
+	const secret = rotateToken(path, config, who);
+	out(`token '${who}' has a new secret in ${path}; ${whenApplied(path)}. The old one is refused from then on.`);
+	out("The new secret, shown this once:");
+	out(secret);
+	return 0;
+}
+
+try {
+	process.exit(main(process.argv.slice(2)));
+} catch (err) {
+	process.stderr.write(`token: ${err instanceof Error ? err.message : String(err)}\n`);
+	process.exit(1);
+}

@@ -1,0 +1,56 @@
+/**
+ * A config file edited while the bridge runs (`npm run token`, an editor): token changes apply at once
+ * through the same server calls as `/a2a token …` (a revoked or replaced token's sessions and calls end),
+ * everything else is reported as applying at the next start. An edit that fails validation changes nothing.
+ */
+import type { BridgeConfig } from "../config/config.ts";
+import { readConfig } from "../config/file.ts";
+import { tokenChanges } from "../config/tokens.ts";
+import type { CommandTarget } from "./a2a-command.ts";
+
+type Notify = (text: string, level: "info" | "warning" | "error") => void;
+
+/** Fields read once at start; a change to one is said, not applied. */
+const AT_START = ["port", "host", "host_llm", "allowed_origins", "blob"] as const;
+
+/** The handler for each settled edit; start-time fields are compared with the last edit seen, so each change is said once. */
+export function configEditApplier(r: CommandTarget, notify: Notify): () => void {
+	let seen: Pick<BridgeConfig, (typeof AT_START)[number]> = { ...r.config };
+	return () => {
+		seen = applyConfigEdit(r, seen, notify);
+	};
+}
+
+function applyConfigEdit<T extends Pick<BridgeConfig, (typeof AT_START)[number]>>(
+	r: CommandTarget,
+	seen: T,
+	notify: Notify,
+): T {
+	let next: ReturnType<typeof readConfig>["config"];
+	try {
+		next = readConfig(r.configPath).config;
+	} catch (err) {
+		const why = err instanceof Error ? err.message : String(err);
+		notify(`A2A bridge: config edit not applied (${why}); the live tokens are unchanged`, "warning");
+		return seen;
+	}
+	const live = r.server.tokenNames().map(name => ({ name, token: r.server.secretOf(name) ?? "" }));
+	const changes = tokenChanges(live, next.token, next.tokens);
+	const said: string[] = [];
+	for (const t of changes.set) {
+		const known = r.server.secretOf(t.name) !== undefined;
+		r.server.setToken(t.name, t.token);
+		said.push(known ? `token '${t.name}' has a new secret (its old sessions are refused)` : `token '${t.name}' added`);
+	}
+	for (const name of changes.revoke) {
+		r.server.revokeToken(name);
+		said.push(`token '${name}' revoked (its sessions and calls in flight ended)`);
+	}
+	if (said.length > 0) notify(`A2A bridge: config edit applied: ${said.join("; ")}`, "info");
+	const later = AT_START.filter(k => JSON.stringify(next[k]) !== JSON.stringify(seen[k]));
+	if (later.length > 0) {
+		const names = later.map(k => `'${k}'`).join(", ");
+		notify(`A2A bridge: ${names} changed in ${r.configPath}; applies at the next start`, "info");
+	}
+	return { ...seen, ...Object.fromEntries(AT_START.map(k => [k, next[k]])) };
+}
