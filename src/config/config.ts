@@ -116,6 +116,7 @@ const ORIGIN = `^[Hh][Tt][Tt][Pp][Ss]?://(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(:
 const checkResult = (r: FieldResult<unknown>): FieldCheck =>
 	r.ok ? ok(r.value) : { ok: false, field: r.field, rule: r.rule };
 
+/** @internal */
 export const FIELDS: Record<string, FieldRow> = {
 	$schema: {
 		schema: { type: "string", description: "Where editors find this schema; the bridge ignores it." },
@@ -210,7 +211,7 @@ function distance(a: string, b: string): number {
 	return prev[b.length] ?? 0;
 }
 
-/** The known key a typo most likely meant (case and `-`/`_` ignored, then an edit per 3 characters), or null. */
+/** The known key a typo most likely meant (case and `-`/`_` ignored, then an edit per 3 characters), or null. @internal */
 export function nearestField(key: string): string | null {
 	const fold = (s: string) => s.toLowerCase().replace(/[-_]/g, "");
 	const folded = fold(key);

@@ -18,7 +18,7 @@ import {
 import { withLock, writeFileAtomic0600 } from "./disk.ts";
 import { MAX_NAMED_TOKENS, nameProblem, OWNER } from "./tokens.ts";
 
-/** The JSON Schema shipped in the package, as a file URL editors resolve wherever the package was installed. */
+/** The JSON Schema shipped in the package, as a file URL editors resolve wherever the package was installed. @internal */
 export const SCHEMA_URL = new URL("../../schema/a2a-bridge.schema.json", import.meta.url).href;
 export const SCHEMA_FILE = fileURLToPath(SCHEMA_URL);
 

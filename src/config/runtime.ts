@@ -73,7 +73,7 @@ function validateEntry(raw: unknown): Parsed<RuntimeEntry> {
 	return { ok: true, value: { url: url as string, port, pid, ...when, started, cwd } };
 }
 
-/** Validates the parsed record; one bad entry makes the whole record untrusted. */
+/** Validates the parsed record; one bad entry makes the whole record untrusted. @internal */
 export function validateRuntime(raw: unknown): Parsed<RuntimeEntry[]> {
 	const hosts = typeof raw === "object" && raw !== null ? (raw as { hosts?: unknown }).hosts : undefined;
 	if (!Array.isArray(hosts)) return { ok: false, message: "field 'hosts' must be an array" };
@@ -89,11 +89,11 @@ export function validateRuntime(raw: unknown): Parsed<RuntimeEntry[]> {
 
 const same = (a: RuntimeEntry, b: RuntimeEntry): boolean => a.pid === b.pid && a.started === b.started;
 
-/** The record with `e` added (an older entry of the same pid replaced), at most MAX_ENTRIES, newest last. */
+/** The record with `e` added (an older entry of the same pid replaced), at most MAX_ENTRIES, newest last. @internal */
 export const withEntry = (entries: readonly RuntimeEntry[], e: RuntimeEntry): RuntimeEntry[] =>
 	[...entries.filter(x => x.pid !== e.pid), e].slice(-MAX_ENTRIES);
 
-/** The record without `e` (same pid and start time): another process's entry is never touched. */
+/** The record without `e` (same pid and start time): another process's entry is never touched. @internal */
 export const withoutEntry = (entries: readonly RuntimeEntry[], e: RuntimeEntry): RuntimeEntry[] =>
 	entries.filter(x => !same(x, e));
 
@@ -182,6 +182,7 @@ export function readLiveRuntime(path: string, alive: (e: RuntimeEntry) => boolea
 /**
  * Applies `change` to the live entries under the record's lock and writes the result (an empty record
  * removes the file). A record that is not trusted is replaced: its content never reaches a reader anyway.
+ * @internal
  */
 export function updateRuntime(path: string, change: (entries: RuntimeEntry[]) => RuntimeEntry[]): void {
 	withLock(path, () => {

@@ -34,6 +34,7 @@ export const tokenPrefix = (secret: string): string => `${secret.slice(0, 6)}…
 /** Said wherever the URL is printed when the user's config asks for a random port. */
 const RANDOM_PORT_NOTE = 'port 0 in the config: a new port at every start (set "port" to keep this URL)';
 
+/** @internal */
 export function announcement(url: string, ownerSecret: string, randomPort = false): string {
 	return `A2A bridge listening on ${url} (token ${tokenPrefix(ownerSecret)})${randomPort ? `; ${RANDOM_PORT_NOTE}` : ""}`;
 }
