@@ -211,8 +211,7 @@ export function publishRuntime(
 	const seen = observePid(process.pid);
 	const start = seen.kind === "mine" && seen.start !== undefined ? { start: seen.start } : {};
 	const entry: RuntimeEntry = { ...where, pid: process.pid, ...start, started: new Date().toISOString() };
-	const failed = (what: string, err: unknown) =>
-		log(`A2A bridge: runtime file ${path}: ${what}: ${err instanceof Error ? err.message : String(err)}`);
+	const failed = (what: string, err: unknown) => log(`A2A bridge: runtime file ${path}: ${what}: ${errorText(err)}`);
 	try {
 		updateRuntime(path, entries => withEntry(entries, entry));
 	} catch (err) {
