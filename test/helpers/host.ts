@@ -5,7 +5,7 @@
  */
 
 import { afterAll, beforeAll } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -46,17 +46,41 @@ export interface RpcFrame {
 	[key: string]: unknown;
 }
 
-export async function freePort(): Promise<number> {
+/**
+ * Below the kernel's ephemeral range: no outgoing connection or listen(0) of a test file running
+ * beside this one can take the port between this check and the host's own bind.
+ */
+function quietPorts(): [number, number] | null {
+	try {
+		const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+		return low > 21_000 ? [20_000, low - 1] : null;
+	} catch {
+		return null;
+	}
+}
+
+function bindable(port: number): Promise<number> {
 	return new Promise((res, rej) => {
 		const srv = createServer();
 		srv.unref();
 		srv.on("error", rej);
-		srv.listen(0, "127.0.0.1", () => {
+		srv.listen(port, "127.0.0.1", () => {
 			const addr = srv.address();
-			const port = typeof addr === "object" && addr ? addr.port : 0;
-			srv.close(() => res(port));
+			const bound = typeof addr === "object" && addr ? addr.port : 0;
+			srv.close(() => res(bound));
 		});
 	});
+}
+
+/** A port free right now; random within the quiet range, so parallel files rarely pick the same one. */
+export async function freePort(): Promise<number> {
+	const range = quietPorts();
+	for (let i = 0; range && i < 50; i++) {
+		const port = range[0] + Math.floor(Math.random() * (range[1] - range[0] + 1));
+		const ok = await bindable(port).catch(() => 0);
+		if (ok) return ok;
+	}
+	return bindable(0);
 }
 
 export async function canConnect(port: number, host = "127.0.0.1"): Promise<boolean> {
