@@ -236,6 +236,16 @@ export class Host {
 		throw new Error(`bridge port ${port} not open within ${timeoutMs} ms; stderr: ${this.stderr}`);
 	}
 
+	/**
+	 * A round trip on the rpc pipe (`get_state`): once it is answered, every frame the host wrote
+	 * before reading it is in `frames`. Waits for the host instead of for a guessed time.
+	 */
+	async barrier(timeoutMs = 20_000): Promise<void> {
+		const id = `barrier-${crypto.randomUUID()}`;
+		this.send({ id, type: "get_state" });
+		await this.waitFrame(f => f.id === id, timeoutMs);
+	}
+
 	/** Runs a slash command over rpc and resolves once the host says it finished. */
 	async command(text: string): Promise<void> {
 		const id = crypto.randomUUID();

@@ -99,9 +99,7 @@ describe("/blob hardening", () => {
 		expect(res.status).toBe(400);
 		expect(await res.json()).toMatchObject({ code: "not_regular_file" });
 		// Our own command goes down the same pipe after it: had the upload landed, its answer came first.
-		const ours = `ours-${crypto.randomUUID()}`;
-		host.send({ id: ours, type: "get_state" });
-		await host.waitFrame(f => f.id === ours, 20_000);
+		await host.barrier();
 		expect(host.frames.filter(f => f.id === injected)).toEqual([]);
 	}, 30_000);
 

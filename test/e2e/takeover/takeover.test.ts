@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { DENY_MESSAGE } from "../../../src/takeover/plan.ts";
 import { type FakeModel, modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
 import { callTool, Host, openSession, type RpcFrame } from "../../helpers/host.ts";
-import { waitUntil } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "..", "fixtures");
 const PROBE = join(FIXTURES, "takeover-probe-ext.ts");
@@ -45,7 +45,8 @@ async function prompt(h: Host, message = "hello"): Promise<RpcFrame[]> {
 	const before = h.frames.length;
 	h.send({ type: "prompt", id, message });
 	await h.waitFrame(f => f.type === "agent_end" && h.frames.indexOf(f) >= before, 20_000);
-	await Bun.sleep(300);
+	// Whatever the host still had to say about this prompt comes before its answer to a later command.
+	await h.barrier();
 	return h.frames.slice(before).filter(f => f.type !== "response" || f.id === id);
 }
 
@@ -79,8 +80,11 @@ async function hostLlm(
 	return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
-/** Runs `/takeover-probe` with a fresh nonce and returns its report; throws when no report carries the nonce. */
-async function probe(h: Host): Promise<Record<string, unknown>> {
+/**
+ * Runs `/takeover-probe` with a fresh nonce and returns its report; throws when no report carries the
+ * nonce. `settled`: the probe first waits for the registry's start-up refresh (and what follows it).
+ */
+async function probe(h: Host, mode: "" | "settled" = ""): Promise<Record<string, unknown>> {
 	const nonce = crypto.randomUUID();
 	const prefix = `TAKEOVER_PROBE ${nonce} `;
 	// Only whole lines: the report may arrive on stderr in pieces.
@@ -89,8 +93,11 @@ async function probe(h: Host): Promise<Record<string, unknown>> {
 			.split("\n")
 			.slice(0, -1)
 			.find(l => l.startsWith(prefix));
-	await h.command(`/takeover-probe ${nonce}`);
-	await waitUntil(`the takeover probe's report ${nonce} on stderr`, () => line() !== undefined, 10_000);
+	await h.command(`/takeover-probe ${nonce} ${mode}`);
+	await waitFor(`the takeover probe's report ${nonce} on stderr`, () => line() !== undefined, {
+		timeoutMs: mode ? 30_000 : 10_000,
+		seen: () => h.stderr,
+	});
 	return JSON.parse(line()?.slice(prefix.length) ?? "");
 }
 
@@ -245,9 +252,8 @@ describe("what the deny cannot cover", () => {
 
 	test("a transport on a claimed provider -> armed; the claim outlasts the registry's start-up refresh; restored", async () => {
 		const { h, fake } = await boot({ deny: true, modelsExtra: ANTHROPIC_TRANSPORT });
-		await Bun.sleep(1500);
+		const denied = await probe(h, "settled");
 		expect((await hostLlm(h)).json).toMatchObject({ enabled: false, degraded: false });
-		const denied = await probe(h);
 		expect(denied.anthropicApis).toEqual(["a2a-deny-api"]);
 		expect(denied.anthropicTransports).toEqual([]);
 		expectDeniedTurn(await prompt(h));
@@ -272,8 +278,10 @@ describe("subagents", () => {
 		const spawned = await callTool(h, sid, "task", { context: "test", tasks: [{ task: "say hi" }] });
 		// The subagent's first request is its last: the task reports the takeover's refusal.
 		expect(JSON.stringify(spawned.body)).toContain(DENY_MESSAGE);
-		const deadline = Date.now() + 30_000;
-		while (!h.stderr.includes("PROBE session_shutdown mode=print") && Date.now() < deadline) await Bun.sleep(100);
+		await waitFor("the subagent's session_shutdown", () => h.stderr.includes("PROBE session_shutdown mode=print"), {
+			timeoutMs: 30_000,
+			seen: () => h.stderr,
+		});
 		expect(h.stderr).toContain("PROBE session_start mode=print");
 		expect(trips(h)).toBeGreaterThanOrEqual(1);
 		expect(fake.requests.length).toBe(0);

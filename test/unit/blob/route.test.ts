@@ -7,6 +7,7 @@ import type { AuditRecord } from "../../../src/audit/log.ts";
 import { BLOB_METHODS } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
 import { NO_CONNECTION } from "../../../src/core/idle.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 describe("createBlobRoute (handle without a socket)", () => {
 	let dir: string;
@@ -53,6 +54,12 @@ describe("createBlobRoute (handle without a socket)", () => {
 		return { body, push };
 	};
 	const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
+	/** Resolves once `rel` under cwd holds `text`: the upload in flight has written what was pushed. */
+	const landed = (rel: string, text: string) =>
+		waitFor(`${rel} to hold ${JSON.stringify(text)}`, () => {
+			const p = join(dir, "cwd", rel);
+			return existsSync(p) && readFileSync(p, "utf8") === text;
+		});
 
 	test("methods are PUT, POST, GET, HEAD", () => {
 		expect([...route.methods]).toEqual([...BLOB_METHODS]);
@@ -154,7 +161,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 		const { body, push } = pushBody();
 		push.enqueue(new TextEncoder().encode("first"));
 		const first = call("POST", "path=locked", body);
-		await Bun.sleep(10);
+		await landed("locked", "first");
 		const second = await call("PUT", "path=locked", "second");
 		expect(second.status).toBe(409);
 		expect(await second.json()).toMatchObject({ code: "upload_in_progress" });
@@ -168,7 +175,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 		const { body, push } = pushBody();
 		push.enqueue(new TextEncoder().encode("partial"));
 		const pending = call("POST", "path=cut", body);
-		await Bun.sleep(10);
+		await landed("cut", "partial");
 		push.error(new Error("socket closed"));
 		const res = await pending;
 		expect(res.status).toBe(400);

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { BridgeServer } from "../../../src/core/server.ts";
 import type { CallAudit, ServerOptions, ToolCallRequest } from "../../../src/core/types.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const TOKEN = "modern-unit-token-0123456789abcdefghijklmn";
 const URL_ = "http://127.0.0.1:9/";
@@ -62,14 +63,6 @@ function modern(method: string, params: Record<string, unknown> = {}, extra: Req
 	});
 }
 
-async function until(what: string, probe: () => boolean, ms = 2000): Promise<void> {
-	const deadline = Date.now() + ms;
-	while (!probe()) {
-		if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-		await Bun.sleep(5);
-	}
-}
-
 describe("2026-07-28 through handle()", () => {
 	test("tools/call without a string name or with non-object arguments -> HTTP 400 -32602, the tool not called", async () => {
 		const h = harness();
@@ -107,7 +100,7 @@ describe("2026-07-28 through handle()", () => {
 		const second = h.server.handle(
 			modern("tools/call", { name: "read", arguments: { wait: true } }, { id: 7, signal: b.signal }),
 		);
-		await until("two calls in flight", () => h.server.inFlight.size === 2);
+		await waitFor("two calls in flight", () => h.server.inFlight.size === 2);
 		a.abort();
 		b.abort();
 		await Promise.all([first, second]);
@@ -120,7 +113,7 @@ describe("2026-07-28 through handle()", () => {
 		const pending = h.server.handle(
 			modern("tools/call", { name: "read", arguments: { wait: true } }, { signal: ac.signal }),
 		);
-		await until("call started", () => h.calls.length === 1);
+		await waitFor("call started", () => h.calls.length === 1);
 		ac.abort();
 		await pending;
 		expect(h.calls[0]?.signal.aborted).toBe(true);
@@ -152,9 +145,10 @@ describe("2026-07-28 through handle()", () => {
 				signal: ac.signal,
 			}),
 		);
-		await until("call started", () => h.calls.length === 1);
+		await waitFor("call started", () => h.calls.length === 1);
 		ac.abort();
-		await Bun.sleep(20);
+		// The bridge saw the disconnect (the call is marked abandoned), and still did not cancel.
+		await waitFor("the disconnect noted on the call", () => [...h.server.inFlight.values()][0]?.abandoned === true);
 		expect(h.calls[0]?.signal.aborted).toBe(false);
 		h.server.cancelAll();
 		await pending;
@@ -182,7 +176,7 @@ describe("2026-07-28 through handle()", () => {
 		expect(text).toContain(": keepalive");
 		ac.abort();
 		await reader?.cancel();
-		await until("cancelled done", () => h.dones.length === 1);
+		await waitFor("cancelled done", () => h.dones.length === 1);
 		expect(h.dones[0]?.cancelled).toBe(true);
 	});
 });

@@ -6,9 +6,21 @@ import {
 	SSE_QUEUE_MAX_BYTES,
 	tailBytes,
 } from "../../../src/core/progress.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 async function readAll(res: Response): Promise<string> {
 	return await res.text();
+}
+
+/** Reads the stream as it is written: `text()` so far, `done` once it has ended. */
+function reading(res: Response): { text: () => string; done: Promise<string> } {
+	let text = "";
+	const decoder = new TextDecoder();
+	const done = (async () => {
+		for await (const chunk of res.body ?? []) text += decoder.decode(chunk, { stream: true });
+		return text;
+	})();
+	return { text: () => text, done };
 }
 
 const events = (raw: string) =>
@@ -88,10 +100,12 @@ describe("openSseCall", () => {
 
 	test("updates faster than the interval are coalesced; the latest is always delivered", async () => {
 		const call = openSseCall(7, { minIntervalMs: 50, heartbeatMs: 10_000, keepaliveMs: 10_000 });
+		const out = reading(call.response);
 		for (let i = 1; i <= 20; i++) call.progress(`line${i}`);
-		await Bun.sleep(80);
+		// The latest update goes out once the interval has passed, before any final response.
+		await waitFor("line20 on the stream", () => out.text().includes('"line20"'), { seen: out.text });
 		await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
-		const ev = events(await readAll(call.response)).filter(e => e.method === "notifications/progress");
+		const ev = events(await out.done).filter(e => e.method === "notifications/progress");
 		expect(ev.length).toBe(2);
 		expect(ev[0]?.params?.message).toBe("line1");
 		expect(ev[1]?.params?.message).toBe("line20");
@@ -108,9 +122,17 @@ describe("openSseCall", () => {
 
 	test("silence -> heartbeats with elapsed time and keep-alive comments", async () => {
 		const call = openSseCall(1, { minIntervalMs: 0, heartbeatMs: 30, keepaliveMs: 45 });
-		await Bun.sleep(120);
+		const out = reading(call.response);
+		const beatsIn = (raw: string) => raw.split("still running after").length - 1;
+		await waitFor(
+			"a keep-alive and two heartbeats",
+			() => out.text().includes(": keepalive") && beatsIn(out.text()) >= 2,
+			{
+				seen: out.text,
+			},
+		);
 		await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
-		const raw = await readAll(call.response);
+		const raw = await out.done;
 		expect(raw).toContain(": keepalive\n\n");
 		const beats = events(raw).filter(e => e.params?.message.startsWith("still running after"));
 		expect(beats.length).toBeGreaterThanOrEqual(2);
@@ -118,11 +140,12 @@ describe("openSseCall", () => {
 
 	test("backgrounded -> heartbeats say so and later output is ignored", async () => {
 		const call = openSseCall(1, { minIntervalMs: 0, heartbeatMs: 20, keepaliveMs: 10_000 });
+		const out = reading(call.response);
 		call.backgrounded();
 		call.progress("ignored");
-		await Bun.sleep(60);
+		await waitFor("a heartbeat", () => out.text().includes("backgrounded"), { seen: out.text });
 		await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
-		const ev = events(await readAll(call.response)).filter(e => e.method);
+		const ev = events(await out.done).filter(e => e.method);
 		expect(ev.length).toBeGreaterThanOrEqual(1);
 		expect(ev.every(e => e.params?.message.includes("backgrounded"))).toBe(true);
 	});

@@ -6,6 +6,7 @@ import {
 	type HostJobManager,
 	textOf,
 } from "../../../src/host/bridge.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 function fakeJobs(job: { status: string; resultText?: string; errorText?: string }, settle: Promise<void>) {
 	const calls: string[] = [];
@@ -82,7 +83,7 @@ describe("background-job takeover", () => {
 		const bridge = bridgeWith(jobs);
 		let told = 0;
 		const pending = bridge.callTool(req(new AbortController().signal, () => told++));
-		await Bun.sleep(10);
+		await waitFor("the stub's delivery acknowledged", () => calls.length > 0, { timeoutMs: 5000 });
 		expect(calls).toEqual(["ack:bg_1"]);
 		Object.assign(job, { status: "completed", resultText: "real output" });
 		settle();
@@ -105,7 +106,9 @@ describe("background-job takeover", () => {
 		const { jobs, calls } = fakeJobs(job, new Promise<void>(r => (settle = r)));
 		const ctl = new AbortController();
 		const pending = bridgeWith(jobs).callTool(req(ctl.signal));
-		await Bun.sleep(10);
+		await waitFor("the takeover under way (delivery acknowledged)", () => calls.includes("ack:bg_1"), {
+			timeoutMs: 5000,
+		});
 		ctl.abort();
 		expect(calls).toContain("cancel:bg_1");
 		Object.assign(job, { status: "cancelled" });
