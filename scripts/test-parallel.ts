@@ -26,19 +26,23 @@ const ROOT = resolve(import.meta.dir, "..");
 const UNIT = "test/unit";
 /** Measured durations of the last run, used to start the slowest files first (git-ignored). */
 const TIMES = join(ROOT, ".tmp", "test-times.json");
-/** Seconds per file from a parallel run on the CI machine class: the order when no measured times exist. */
+/** Seconds per file from a parallel run on a loaded 2-core machine: the order when no measured times exist. */
 const DEFAULT_SECONDS: Record<string, number> = {
-	"test/e2e/host/lifecycle.test.ts": 110,
-	"test/e2e/core/long-calls.test.ts": 100,
-	"test/e2e/package/install.test.ts": 60,
-	"test/e2e/core/hardening.test.ts": 60,
-	"test/e2e/host/approval-picture.test.ts": 50,
-	"test/e2e/takeover/takeover.test.ts": 45,
-	"test/e2e/headless/cli.test.ts": 45,
-	"test/e2e/core/clients.test.ts": 40,
-	"test/e2e/package/docs.test.ts": 35,
-	"test/e2e/core/idle.test.ts": 30,
-	[UNIT]: 30,
+	"test/e2e/host/lifecycle.test.ts": 340,
+	"test/e2e/core/long-calls.test.ts": 260,
+	"test/e2e/takeover/takeover.test.ts": 240,
+	"test/e2e/config/tokens.test.ts": 165,
+	"test/e2e/package/install.test.ts": 145,
+	"test/e2e/core/hardening.test.ts": 140,
+	"test/e2e/headless/cli.test.ts": 120,
+	"test/e2e/core/idle.test.ts": 120,
+	"test/e2e/audit/audit.test.ts": 90,
+	"test/e2e/package/docs.test.ts": 90,
+	"test/e2e/core/clients.test.ts": 70,
+	"test/e2e/headless/demo.test.ts": 60,
+	"test/e2e/headless/probe.test.ts": 60,
+	"test/e2e/core/modern-cancel.test.ts": 50,
+	[UNIT]: 15,
 };
 
 interface Job {
@@ -239,8 +243,11 @@ async function main(): Promise<number> {
 				return {};
 			}
 		})();
-		for (const o of outcomes) if (!o.broken) prior[o.job.name] = Math.round(o.seconds);
-		writeFileSync(TIMES, `${JSON.stringify(prior, null, "\t")}\n`);
+		// Only the suite's own files (a run on fixtures, as runner.test.ts does, records nothing).
+		const known = new Set([UNIT, ...testFiles("test")]);
+		const fresh = outcomes.filter(o => !o.broken && known.has(o.job.name));
+		for (const o of fresh) prior[o.job.name] = Math.round(o.seconds);
+		if (fresh.length > 0) writeFileSync(TIMES, `${JSON.stringify(prior, null, "\t")}\n`);
 	} catch {}
 	const slowest = [...outcomes].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
 	console.log(`\n== slowest: ${slowest.map(o => `${o.job.name} ${o.seconds.toFixed(0)} s`).join(", ")}`);
