@@ -1,5 +1,4 @@
 /** Raw 2026-07-28 requests (contract §13): the `_meta` envelope, the routing headers, no session. */
-import { existsSync, readFileSync } from "node:fs";
 import type { Host } from "./host.ts";
 
 export const MODERN = "2026-07-28";
@@ -52,26 +51,6 @@ export function modernPost(
 ): Promise<Response> {
 	const { headers, body } = modernRequest(host, method, params, opts);
 	return fetch(host.url, { method: "POST", headers, body, ...(opts.signal ? { signal: opts.signal } : {}) });
-}
-
-/** The audit records whose line contains `needle`, parsed. */
-export function auditLines(host: Host, needle: string): Array<Record<string, unknown>> {
-	if (!existsSync(host.auditPath)) return [];
-	return readFileSync(host.auditPath, "utf8")
-		.split("\n")
-		.filter(l => l.includes(needle))
-		.map(l => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** Polls `probe` until it returns a value other than undefined; throws after `ms`. */
-export async function until<T>(what: string, ms: number, probe: () => T | undefined): Promise<T> {
-	const deadline = Date.now() + ms;
-	for (;;) {
-		const v = probe();
-		if (v !== undefined) return v;
-		if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-		await Bun.sleep(20);
-	}
 }
 
 /** Command lines of running processes that contain `needle`. */

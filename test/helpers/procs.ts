@@ -4,6 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitFor } from "./wait.ts";
 
 /** Pids whose command line contains `needle` (processes that vanish mid-scan are skipped). */
 function pidsWith(needle: string): number[] {
@@ -20,15 +21,6 @@ function pidsWith(needle: string): number[] {
 /** A `kB` field of /proc/<pid>/status (e.g. `VmRSS`), in bytes; 0 when absent. */
 export const procStatus = (pid: number, key: string): number =>
 	Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
-
-/** Polls `pred` until it holds; throws naming `what` after `timeoutMs` (never returns quietly). */
-export async function waitUntil(what: string, pred: () => boolean, timeoutMs = 20_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!pred()) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-		await Bun.sleep(25);
-	}
-}
 
 /**
  * A command that runs real external processes: `sh -c '/bin/sleep 60.<tag>; touch <marker>'`.
@@ -55,17 +47,15 @@ export class StoppableWork {
 	}
 
 	/** Resolves once the external sleep runs: the tool has really started. */
-	running(timeoutMs = 20_000): Promise<void> {
-		return waitUntil(
-			`/bin/sleep 60.${this.tag} in the process table`,
-			() => pidsWith(`60.${this.tag}`).length > 0,
+	async running(timeoutMs = 20_000): Promise<void> {
+		await waitFor(`/bin/sleep 60.${this.tag} in the process table`, () => pidsWith(`60.${this.tag}`).length > 0, {
 			timeoutMs,
-		);
+		});
 	}
 
 	/** Asserts the work was stopped: its processes go away well before the sleep's 60 s, and no marker. */
 	async stopped(timeoutMs = 20_000): Promise<void> {
-		await waitUntil(`processes of ${this.command} to end`, () => this.pids().length === 0, timeoutMs);
+		await waitFor(`processes of ${this.command} to end`, () => this.pids().length === 0, { timeoutMs });
 		if (this.markerExists()) throw new Error(`the marker ${this.marker} was created: the command ran on`);
 	}
 

@@ -13,8 +13,8 @@ export interface WaitOptions {
 }
 
 /**
- * Resolves with the first value `probe` returns other than undefined, null or false (a probe may be
- * async; one that throws counts as "not yet" and its error is reported on timeout).
+ * Resolves with the first value `probe` returns other than undefined, null or false. A probe may be
+ * async; one that throws ends the wait with its error (say why it can never come: a process exited).
  */
 export async function waitFor<T>(
 	what: string,
@@ -23,18 +23,12 @@ export async function waitFor<T>(
 ): Promise<T> {
 	const timeoutMs = opts.timeoutMs ?? 20_000;
 	const deadline = Date.now() + timeoutMs;
-	let lastError: unknown;
 	for (;;) {
-		try {
-			const v = await probe();
-			if (v !== undefined && v !== null && v !== false) return v;
-		} catch (err) {
-			lastError = err;
-		}
+		const v = await probe();
+		if (v !== undefined && v !== null && v !== false) return v;
 		if (Date.now() > deadline) {
 			const seen = opts.seen ? `; last seen: ${String(opts.seen()).slice(-2000)}` : "";
-			const err = lastError === undefined ? "" : `; last probe error: ${String(lastError)}`;
-			throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}${err}${seen}`);
+			throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}${seen}`);
 		}
 		await Bun.sleep(opts.everyMs ?? 20);
 	}

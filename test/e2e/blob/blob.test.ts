@@ -8,7 +8,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, openSession, useSharedHost } from "../../helpers/host.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 interface Rec {
 	id: string;
@@ -56,24 +58,8 @@ describe("/blob on a real host", () => {
 	const bytesOf = async (res: Response) => new Uint8Array(await res.arrayBuffer());
 
 	const records = (): Array<Rec & { a: BlobArgs }> =>
-		(existsSync(host.auditPath) ? readFileSync(host.auditPath, "utf8") : "")
-			.split("\n")
-			.filter(Boolean)
-			.map(l => JSON.parse(l) as Rec)
-			.filter(r => r.tool.startsWith("blob:"))
-			.map(r => ({ ...r, a: JSON.parse(r.args) as BlobArgs }));
+		auditRecords<Rec>(host, r => r.tool.startsWith("blob:")).map(r => ({ ...r, a: JSON.parse(r.args) as BlobArgs }));
 	const recordsFor = (path: string) => records().filter(r => r.a.path === path);
-
-	/** Waits (bounded) for the host to audit something: it runs in another process. */
-	async function waitFor<T>(probe: () => T | undefined, what: string, ms = 10_000): Promise<T> {
-		const deadline = Date.now() + ms;
-		for (;;) {
-			const v = probe();
-			if (v !== undefined) return v;
-			if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-			await Bun.sleep(20);
-		}
-	}
 
 	/** A raw HTTP/1.1 upload whose body the test feeds (and may abandon) by hand. */
 	function rawUpload(query: string, contentLength: number): Promise<{ sock: Socket; reply: Promise<string> }> {
@@ -175,10 +161,12 @@ describe("/blob on a real host", () => {
 		const { sock } = await rawUpload(q(file), data.byteLength);
 		await written(sock, data.subarray(0, sent));
 		// Disconnect once the upload is under way: its first bytes are on disk.
-		await waitFor(() => (existsSync(file) && statSync(file).size > 0) || undefined, "the first bytes on disk");
+		await waitFor("the first bytes on disk", () => (existsSync(file) && statSync(file).size > 0) || undefined, {
+			timeoutMs: 10_000,
+		});
 		sock.destroy();
 
-		const rec = await waitFor(() => recordsFor(file).at(-1), "the disconnect audit record");
+		const rec = await waitFor("the disconnect audit record", () => recordsFor(file).at(-1), { timeoutMs: 10_000 });
 		expect(rec).toMatchObject({ tool: "blob:write", isError: true, error: "client disconnected" });
 		const landed = statSync(file).size;
 		expect(rec.a).toEqual({ path: file, offset: 0, bytes: landed, method: "POST" });
@@ -274,7 +262,9 @@ describe("/blob on a real host", () => {
 		const half = MIB;
 		const first = await rawUpload(q(file), data.byteLength);
 		await written(first.sock, data.subarray(0, half));
-		await waitFor(() => (existsSync(file) && statSync(file).size > 0 ? true : undefined), "the first upload to land");
+		await waitFor("the first upload to land", () => (existsSync(file) && statSync(file).size > 0 ? true : undefined), {
+			timeoutMs: 10_000,
+		});
 		const second = await post(q(file), "intruder");
 		expect(second.status).toBe(409);
 		expect(await second.json()).toMatchObject({ code: "upload_in_progress" });

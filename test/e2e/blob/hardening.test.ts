@@ -9,7 +9,9 @@ import { createHash } from "node:crypto";
 import { appendFileSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const sha = (b: Uint8Array | string): string => createHash("sha256").update(b).digest("hex");
 const BOUND = AbortSignal.timeout.bind(AbortSignal);
@@ -34,12 +36,10 @@ describe("/blob hardening", () => {
 		return res.status;
 	};
 	const records = () =>
-		readFileSync(host.auditPath, "utf8")
-			.split("\n")
-			.filter(Boolean)
-			.map(l => JSON.parse(l) as { tool: string; isError: boolean; args: string; error?: string })
-			.filter(r => r.tool === "blob:write")
-			.map(r => ({ ...r, a: JSON.parse(r.args) as { path: string; offset: number; bytes: number } }));
+		auditRecords<{ tool: string; isError: boolean; args: string; error?: string }>(
+			host,
+			r => r.tool === "blob:write",
+		).map(r => ({ ...r, a: JSON.parse(r.args) as { path: string; offset: number; bytes: number } }));
 
 	/** A raw upload whose body the test feeds by hand. */
 	function rawUpload(
@@ -70,16 +70,6 @@ describe("/blob hardening", () => {
 	const written = (sock: Socket, data: string | Uint8Array) =>
 		new Promise<void>((resolve, reject) => sock.write(data, err => (err ? reject(err) : resolve())));
 	const bodyOf = (reply: string) => JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4));
-
-	async function waitFor<T>(probe: () => T | undefined, what: string, ms = 20_000): Promise<T> {
-		const deadline = Date.now() + ms;
-		for (;;) {
-			const v = probe();
-			if (v !== undefined) return v;
-			if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-			await Bun.sleep(50);
-		}
-	}
 
 	test("upload to a FIFO -> 400 not_regular_file at once; the host keeps answering", async () => {
 		const fifo = join(host.home, "pipe");
@@ -126,7 +116,7 @@ describe("/blob hardening", () => {
 		const first = "A".repeat(100_000);
 		const { sock, reply } = await rawUpload(real, first.length);
 		await written(sock, first.slice(0, 50_000));
-		await waitFor(() => (statSync(real).size > 0 ? true : undefined), "the first upload's bytes");
+		await waitFor("the first upload's bytes", () => (statSync(real).size > 0 ? true : undefined));
 		const second = await post(alias, "B".repeat(1000));
 		expect(second.status).toBe(409);
 		expect(await second.json()).toMatchObject({ code: "upload_in_progress" });
@@ -150,7 +140,7 @@ describe("/blob hardening", () => {
 		const mine = "m".repeat(20_000);
 		const { sock, reply } = await rawUpload(file, mine.length, 6);
 		await written(sock, mine.slice(0, 10_000));
-		await waitFor(() => (statSync(file).size > 6 ? true : undefined), "the upload's first bytes");
+		await waitFor("the upload's first bytes", () => (statSync(file).size > 6 ? true : undefined));
 		appendFileSync(file, "FOREIGN");
 		await written(sock, mine.slice(10_000));
 		const text = await reply;
@@ -159,7 +149,7 @@ describe("/blob hardening", () => {
 		const body = bodyOf(text);
 		expect(body.code).toBe("file_changed");
 		expect(body.sha256).toBeUndefined();
-		const rec = await waitFor(() => records().find(r => r.a.path === file), "the audit record");
+		const rec = await waitFor("the audit record", () => records().find(r => r.a.path === file));
 		expect(rec.isError).toBe(true);
 	}, 30_000);
 
@@ -170,7 +160,7 @@ describe("/blob hardening", () => {
 		const closed = new Promise<void>(r => sock.on("close", () => r()));
 		await Promise.race([closed, Bun.sleep(20_000).then(() => Promise.reject(new Error("stalled upload not ended")))]);
 		await reply;
-		const rec = await waitFor(() => records().find(r => r.a.path === file), "the stall audit record");
+		const rec = await waitFor("the stall audit record", () => records().find(r => r.a.path === file));
 		expect(rec).toMatchObject({ isError: true });
 		expect(rec.error).toContain("stalled");
 		expect(rec.a.bytes).toBe(30_000);

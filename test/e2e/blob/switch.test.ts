@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { withHost } from "../../helpers/host.ts";
 
 describe("/blob switch (real host)", () => {
@@ -20,10 +21,7 @@ describe("/blob switch (real host)", () => {
 				if (method !== "HEAD") expect(((await res.json()) as { code: string }).code).toBe("forbidden");
 			}
 			expect(readFileSync(join(h.cwd, "kept.txt"), "utf8")).toBe("kept");
-			const records = readFileSync(h.auditPath, "utf8")
-				.split("\n")
-				.filter(Boolean)
-				.map(l => JSON.parse(l) as Record<string, unknown>);
+			const records = auditRecords(h);
 			expect(records.map(r => [r.tool, r.token, r.isError])).toEqual([
 				["blob:read", "owner", true],
 				["blob:read", "owner", true],

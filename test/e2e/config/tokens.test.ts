@@ -5,8 +5,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
-import { auditLines, envelope, modernPost, until } from "../../helpers/modern.ts";
+import { envelope, modernPost } from "../../helpers/modern.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const CI = `ci-${"c".repeat(40)}`;
 const BOT = `bot-${"b".repeat(40)}`;
@@ -55,13 +57,6 @@ async function call(token: string, sid: string, name: string, args: Record<strin
 const ping = async (token: string, sid: string) =>
 	(await rpcPost(host, { jsonrpc: "2.0", id: 9, method: "ping" }, { ...auth(token), "mcp-session-id": sid })).status;
 
-function auditRecords(): Array<Record<string, unknown>> {
-	return readFileSync(host.auditPath, "utf8")
-		.split("\n")
-		.filter(Boolean)
-		.map(l => JSON.parse(l) as Record<string, unknown>);
-}
-
 /** The latest notification after `before` that passes `pred`, waiting for it with a bound. */
 async function notice(before: number, pred: (m: string) => boolean): Promise<string> {
 	const deadline = Date.now() + 10_000;
@@ -90,7 +85,7 @@ describe("named tokens (real host)", () => {
 			const sid = await open(token, `client-${name}`);
 			const r = await call(token, sid, "bash", { command: `echo ${marker}-${name}` });
 			expect((r.body.result as { isError: boolean }).isError).toBe(false);
-			const mine = auditRecords().filter(x => String(x.args).includes(`${marker}-${name}`));
+			const mine = auditRecords(host).filter(x => String(x.args).includes(`${marker}-${name}`));
 			expect(mine.map(x => x.phase)).toEqual(["start", "done"]);
 			for (const rec of mine) {
 				expect(rec.token).toBe(name);
@@ -146,8 +141,8 @@ describe("named tokens (real host)", () => {
 		const deadline = Date.now() + 15_000;
 		while (
 			!(
-				auditRecords().some(x => x.phase === "start" && String(x.args).includes(markerTemp)) &&
-				auditRecords().some(x => x.phase === "start" && String(x.args).includes(markerCi))
+				auditRecords(host).some(x => x.phase === "start" && String(x.args).includes(markerTemp)) &&
+				auditRecords(host).some(x => x.phase === "start" && String(x.args).includes(markerCi))
 			)
 		) {
 			if (Date.now() > deadline) throw new Error("calls did not start");
@@ -157,7 +152,7 @@ describe("named tokens (real host)", () => {
 		expect(revoked).toContain("token 'temp' revoked");
 		const r = await tempCall;
 		expect((r.body.error as { code: number }).code).toBe(-32800);
-		const done = auditRecords().find(x => x.phase === "done" && String(x.args).includes(markerTemp));
+		const done = auditRecords(host).find(x => x.phase === "done" && String(x.args).includes(markerTemp));
 		expect(done).toMatchObject({ token: "temp", cancelled: true, isError: true });
 		expect(await ping(secret, tempSid)).toBe(401);
 		// The other token's call ran to its end and its session lives on.
@@ -217,12 +212,14 @@ describe("named tokens in the 2026-07-28 era (no session)", () => {
 			{ name: "bash", arguments: { command: `sleep 20; echo ${marker}` } },
 			{ meta: envelope("modern-client"), headers: { authorization: `Bearer ${secret}` } },
 		);
-		const start = await until("the start record", 15_000, () => auditLines(host, marker)[0]);
+		const start = await waitFor("the start record", () => auditRecords(host, marker)[0], { timeoutMs: 15_000 });
 		expect(start).toMatchObject({ sid: null, token: "modern", client: "modern-client", phase: "start" });
 		await a2a("/a2a token revoke modern", m => m.includes("revoked"));
 		const body = (await (await pending).json()) as { error?: { code: number } };
 		expect(body.error?.code).toBe(-32800);
-		const done = await until("the done record", 5000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		const done = await waitFor("the done record", () => auditRecords(host, marker).find(r => r.phase === "done"), {
+			timeoutMs: 5000,
+		});
 		expect(done).toMatchObject({ token: "modern", cancelled: true });
 	}, 60_000);
 });

@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { auditRecords } from "../../helpers/audit.ts";
 import { Host, useSharedHost } from "../../helpers/host.ts";
 
 const CALLER_PROBE = join(import.meta.dir, "..", "..", "fixtures", "mcp-caller-ext.ts");
@@ -130,13 +131,7 @@ describe("a second, unmodified omp as the remote caller", () => {
 			// A nonce the answer never holds, so the probe prints the whole answer.
 			env: { A2A_CALLER_COMMAND: command, A2A_CALLER_NONCE: crypto.randomUUID() },
 		});
-	const records = (): Array<{ phase: string; args: string; cancelled?: boolean; isError?: boolean }> =>
-		existsSync(host.auditPath)
-			? readFileSync(host.auditPath, "utf8")
-					.trim()
-					.split("\n")
-					.map(l => JSON.parse(l))
-			: [];
+	const records = () => auditRecords<{ phase: string; args: string; cancelled?: boolean; isError?: boolean }>(host);
 
 	test("when its per-call timeout runs out, it stops waiting but the call runs on to its end in the host", async () => {
 		const marker = `slow-${crypto.randomUUID()}`;

@@ -9,7 +9,8 @@ import fc from "fast-check";
 import { buildRequest, requestArb, type Sample } from "../../helpers/arbitraries.ts";
 import { callTool, canConnect, type Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
 import { runLoadInChild } from "../../helpers/loadgen.ts";
-import { procStatus, StoppableWork, waitUntil } from "../../helpers/procs.ts";
+import { procStatus, StoppableWork } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const FULL = process.env.A2A_FULL === "1";
 const LOAD_PER_KIND = FULL ? 10_000 : 2_000;
@@ -192,7 +193,7 @@ describe("faults", () => {
 				readFileSync(host.auditPath, "utf8")
 					.split("\n")
 					.filter(l => l.includes(marker) && l.includes('"phase":"done"'));
-			await waitUntil(`the done record of ${marker}`, () => done().length > 0, 10_000);
+			await waitFor(`the done record of ${marker}`, () => done().length > 0, { timeoutMs: 10_000 });
 			// A 2025-era disconnect does not cancel: the command ran to its last step.
 			expect(JSON.parse(done()[0] ?? "{}")).toMatchObject({ isError: false });
 			expect(JSON.parse(done()[0] ?? "{}").cancelled).toBeUndefined();

@@ -5,10 +5,11 @@
  * so the test controls every byte; closes are awaited with a bound, never timed.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { type Host, openSession, useSharedHost } from "../../helpers/host.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 /** The contract's bound is 30 s; a close must be seen before this. */
 const CLOSE_BOUND_MS = 45_000;
@@ -42,6 +43,23 @@ function raw(port: number, data: string, boundMs = CLOSE_BOUND_MS): Promise<Raw>
 }
 
 const fdCount = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+
+/**
+ * The kernel's view of one loopback connection (/proc/net/tcp): true once everything the client
+ * wrote has been sent and the server process has read it all off its socket (both queues empty).
+ */
+function serverHasRead(sock: Socket, serverPort: number): boolean {
+	if (sock.writableLength > 0 || sock.localPort === undefined) return false;
+	const hex = (port: number) => `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+	const queues = (local: string, remote: string) =>
+		readFileSync("/proc/net/tcp", "utf8")
+			.split("\n")
+			.map(l => l.trim().split(/\s+/))
+			.find(f => f[1] === local && f[2] === remote)?.[4];
+	const client = queues(hex(sock.localPort), hex(serverPort));
+	const server = queues(hex(serverPort), hex(sock.localPort));
+	return client === "00000000:00000000" && server === "00000000:00000000";
+}
 
 describe("idle connections are closed (default 30 s bound)", () => {
 	let host: Host;
@@ -95,11 +113,14 @@ describe("client aborts", () => {
 			`POST / HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\nAuthorization: Bearer ${host.token}\r\n` +
 				`Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`,
 		);
-		// The pipeline must be waiting for the rest of the body before the hang-up means anything.
-		await Bun.sleep(300);
+		// The pipeline must be waiting for the rest of the body before the hang-up means anything: the
+		// host has read the headers and the start of the body off the socket.
+		await waitFor("the host to read what was sent", () => serverHasRead(r.sock, host.port), { timeoutMs: 10_000 });
 		r.sock.destroy();
-		const deadline = Date.now() + 10_000;
-		while (!host.stderr.includes("client aborted") && Date.now() < deadline) await Bun.sleep(50);
+		await waitFor("host stderr to note the abort", () => host.stderr.includes("client aborted"), {
+			timeoutMs: 10_000,
+			seen: () => host.stderr,
+		});
 		expect(host.stderr).toContain("a2a-bridge: client aborted POST /");
 		expect(host.stderr).not.toContain("internal error");
 	}, 30_000);
@@ -139,7 +160,8 @@ describe("running work holds the connection open (idle bound 2 s via A2A_BRIDGE_
 				`Authorization: Bearer ${host.token}\r\nContent-Length: ${chunk.length * chunks}\r\nConnection: close\r\n\r\n`,
 			60_000,
 		);
-		// 24 chunks 250 ms apart: about 6 s, three idle bounds, never 30 s without a byte.
+		// 24 chunks 250 ms apart: about 6 s, three idle bounds, never 30 s without a byte. The pause is
+		// the slow sender under test, not a wait for something to happen.
 		for (let i = 0; i < chunks; i++) {
 			up.sock.write(chunk);
 			await Bun.sleep(250);

@@ -7,24 +7,30 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, rpcPost, useSharedHost } from "../../helpers/host.ts";
-import { auditLines, modernPost, processesWith, until } from "../../helpers/modern.ts";
+import { modernPost, processesWith } from "../../helpers/modern.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 /** A sleep argument no other process has: `30.<12 digits>` seconds. */
 const uniqueSleep = (): string => `30.${String(Math.random()).slice(2, 14).padEnd(12, "7")}`;
 
 /** Waits for the call's start record and its `sleep` in the process table (bounded). */
 const started = (host: Host, marker: string, secs: string) =>
-	until(`start record and process for ${marker}`, 15_000, () =>
-		auditLines(host, marker).some(r => r.phase === "start") && processesWith(secs).length > 0 ? true : undefined,
+	waitFor(
+		`start record and process for ${marker}`,
+		() => auditRecords(host, marker).some(r => r.phase === "start") && processesWith(secs).length > 0,
+		{ timeoutMs: 15_000 },
 	);
 
 async function expectKilled(host: Host, marker: string, secs: string): Promise<Record<string, unknown>> {
-	// Within a second of the close: the done record, and neither the shell nor its sleep left.
-	const done = await until(`cancelled done record for ${marker}`, 1000, () =>
-		auditLines(host, marker).find(r => r.phase === "done"),
+	// Well before the 30 s sleep could end: the done record, and neither the shell nor its sleep left.
+	const done = await waitFor(
+		`cancelled done record for ${marker}`,
+		() => auditRecords(host, marker).find(r => r.phase === "done"),
+		{ timeoutMs: 10_000 },
 	);
-	await until(`no process with ${secs}`, 1000, () => (processesWith(secs).length === 0 ? true : undefined));
+	await waitFor(`no process with ${secs}`, () => processesWith(secs).length === 0, { timeoutMs: 10_000 });
 	expect(done.cancelled).toBe(true);
 	expect(done.sid).toBeNull();
 	expect(existsSync(join(host.cwd, marker))).toBe(false);
@@ -80,7 +86,9 @@ describe("2026-07-28: closing the stream cancels the call", () => {
 		const res = await modernPost(host, "tools/call", { name: "bash", arguments: { command: `echo ${marker}` } });
 		expect(res.status).toBe(200);
 		await res.text();
-		const done = await until("done record", 5000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		const done = await waitFor("done record", () => auditRecords(host, marker).find(r => r.phase === "done"), {
+			timeoutMs: 5000,
+		});
 		expect(done.cancelled).toBeUndefined();
 	}, 30_000);
 
@@ -112,7 +120,9 @@ describe("2026-07-28: closing the stream cancels the call", () => {
 		await started(host, marker, secs);
 		ac.abort();
 		await pending;
-		const done = await until("done record", 15_000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		const done = await waitFor("done record", () => auditRecords(host, marker).find(r => r.phase === "done"), {
+			timeoutMs: 15_000,
+		});
 		expect(done.cancelled).toBeUndefined();
 		expect(existsSync(join(host.cwd, marker))).toBe(true);
 	}, 30_000);
@@ -134,9 +144,11 @@ describe("a cancelled call's approval prompt is closed", () => {
 		const prompt = await host.waitFrame(f => f.method === "select" && String(f.title).includes(marker));
 		ac.abort();
 		await pending;
-		await host.waitFrame(f => f.method === "cancel" && f.targetId === prompt.id, 1000);
-		const done = await until("cancelled done record", 1000, () =>
-			auditLines(host, marker).find(r => r.phase === "done"),
+		await host.waitFrame(f => f.method === "cancel" && f.targetId === prompt.id, 10_000);
+		const done = await waitFor(
+			"cancelled done record",
+			() => auditRecords(host, marker).find(r => r.phase === "done"),
+			{ timeoutMs: 10_000 },
 		);
 		expect(done.cancelled).toBe(true);
 		host.send({ type: "extension_ui_response", id: prompt.id, value: "Approve" });

@@ -3,8 +3,10 @@
  * issue's point 2, sent as raw HTTP so every header and status is the bridge's own.
  */
 import { describe, expect, test } from "bun:test";
+import { auditRecords } from "../../helpers/audit.ts";
 import { callTool, type Host, openSession, rpcPost, useSharedHost } from "../../helpers/host.ts";
-import { auditLines, envelope, MODERN, modernPost, SERVER_INFO_KEY, until } from "../../helpers/modern.ts";
+import { envelope, MODERN, modernPost, SERVER_INFO_KEY } from "../../helpers/modern.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const SERVED = ["2025-03-26", "2025-06-18", "2025-11-25", MODERN];
 const b64 = (s: string): string => `=?base64?${Buffer.from(s, "utf8").toString("base64")}?=`;
@@ -70,7 +72,7 @@ describe("2026-07-28: methods", () => {
 		expect(result.isError).toBe(false);
 		expect(result.resultType).toBe("complete");
 		expect((result._meta as Record<string, unknown>)[SERVER_INFO_KEY]).toBeDefined();
-		const records = auditLines(host, marker);
+		const records = auditRecords(host, marker);
 		expect(records.map(r => r.phase)).toEqual(["start", "done"]);
 		for (const r of records) {
 			expect(r.sid).toBeNull();
@@ -152,7 +154,7 @@ describe("2026-07-28: refusals", () => {
 	const call = { name: "read", arguments: { path: "/nonexistent-modern" } };
 	test("Mcp-Name missing on tools/call -> 400 -32020, the tool does not run", async () => {
 		await expectError(await modernPost(host, "tools/call", call, { headers: { "mcp-name": null } }), 400, -32020);
-		expect(auditLines(host, "nonexistent-modern")).toEqual([]);
+		expect(auditRecords(host, "nonexistent-modern")).toEqual([]);
 	});
 	test("Mcp-Name different from params.name -> 400 -32020", async () => {
 		await expectError(await modernPost(host, "tools/call", call, { headers: { "mcp-name": "bash" } }), 400, -32020);
@@ -216,7 +218,7 @@ describe("2026-07-28: refusals", () => {
 	test("tools/call with non-object arguments -> 400 -32602, nothing audited", async () => {
 		const res = await modernPost(host, "tools/call", { name: "bash", arguments: "echo no-args-modern" });
 		await expectError(res, 400, -32602);
-		expect(auditLines(host, "no-args-modern")).toEqual([]);
+		expect(auditRecords(host, "no-args-modern")).toEqual([]);
 	});
 	test("unparsable body -> 400 -32700; a posted response -> 400 -32600", async () => {
 		const headers = host.headers({ "mcp-protocol-version": MODERN, "mcp-method": "tools/list" });
@@ -234,10 +236,14 @@ describe("2026-07-28: refusals", () => {
 			{ meta },
 		);
 		expect(res.status).toBe(200);
-		const records = await until("two audit records", 5000, () => {
-			const r = auditLines(host, marker);
-			return r.length === 2 ? r : undefined;
-		});
+		const records = await waitFor(
+			"two audit records",
+			() => {
+				const r = auditRecords(host, marker);
+				return r.length === 2 ? r : undefined;
+			},
+			{ timeoutMs: 5000 },
+		);
 		// One rule for both eras' client names (src/core/client-name.ts): 64 characters, then "…".
 		expect(String(records[0]?.client)).toBe(`${"c".repeat(64)}…`);
 	}, 30_000);

@@ -6,9 +6,11 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, ROOT, useSharedHost } from "../../helpers/host.ts";
-import { auditLines, MODERN, until } from "../../helpers/modern.ts";
+import { MODERN } from "../../helpers/modern.ts";
 import { runCommand } from "../../helpers/run.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const PYTHON = join(ROOT, ".venv-mcp", "bin", "python");
 const CLIENT = join(ROOT, "test", "fixtures", "mcp_client.py");
@@ -52,10 +54,14 @@ describe("official Python SDK 2.3.0 client", () => {
 		const r = await sdk(host, MODERN, "call", "bash", JSON.stringify({ command: `echo ${marker}` }));
 		expect(r.isError).toBe(false);
 		expect(text(r)).toContain(marker);
-		const records = await until("audit records", 5000, () => {
-			const found = auditLines(host, marker);
-			return found.length === 2 ? found : undefined;
-		});
+		const records = await waitFor(
+			"audit records",
+			() => {
+				const found = auditRecords(host, marker);
+				return found.length === 2 ? found : undefined;
+			},
+			{ timeoutMs: 5000 },
+		);
 		for (const rec of records) {
 			expect(rec.sid).toBeNull();
 			expect(typeof rec.client).toBe("string");
@@ -93,7 +99,9 @@ describe("official Python SDK 2.3.0 client", () => {
 		const marker = `py-legacy-${crypto.randomUUID()}`;
 		const r = await sdk(host, "legacy", "call", "bash", JSON.stringify({ command: `echo ${marker}` }));
 		expect(text(r)).toContain(marker);
-		const start = await until("start record", 5000, () => auditLines(host, marker).find(x => x.phase === "start"));
+		const start = await waitFor("start record", () => auditRecords(host, marker).find(x => x.phase === "start"), {
+			timeoutMs: 5000,
+		});
 		expect(typeof start.sid).toBe("string");
 	}, 90_000);
 });

@@ -8,7 +8,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
-import { procStatus, waitUntil } from "../../helpers/procs.ts";
+import { procStatus } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const rssMiB = (pid: number): number => procStatus(pid, "VmRSS") / (1024 * 1024);
 
@@ -88,18 +89,18 @@ describe("a client that never reads its SSE stream", () => {
 		const doneBefore = doneRecords(host);
 		const call = stalledCall(host, sid, command);
 		let peak = before;
-		await waitUntil(
+		await waitFor(
 			"the stalled call's done audit record",
 			() => {
 				peak = Math.max(peak, rssMiB(pid));
 				return doneRecords(host) > doneBefore;
 			},
-			90_000,
+			{ timeoutMs: 90_000 },
 		);
 		peak = Math.max(peak, rssMiB(pid));
 		call.sock.resume();
 		let body: string | null = null;
-		await waitUntil("the whole SSE body", () => {
+		await waitFor("the whole SSE body", () => {
 			body = dechunk(call.received());
 			return body !== null;
 		});

@@ -10,7 +10,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Subprocess, spawn } from "bun";
+import { auditRecords } from "../../helpers/audit.ts";
 import { BUN, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const READER = `reader-${"r".repeat(40)}`;
 const CLIENT = "readonly-client";
@@ -35,15 +37,16 @@ let out = "";
 let url = "";
 let sid = "";
 
-async function waitFor(re: RegExp, timeoutMs = 90_000): Promise<RegExpMatchArray> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const m = out.match(re);
-		if (m) return m;
-		if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`no ${re} in:\n${out}`);
-		await Bun.sleep(50);
-	}
-}
+/** The first match of `re` in what the host printed so far or later; fails at once if it exited. */
+const printed = (re: RegExp, timeoutMs = 90_000): Promise<RegExpMatchArray> =>
+	waitFor(
+		`${re} in the host's output`,
+		() => {
+			if (proc.exitCode !== null) throw new Error(`the host exited (${proc.exitCode}) before ${re}:\n${out}`);
+			return out.match(re);
+		},
+		{ timeoutMs, everyMs: 50, seen: () => out },
+	);
 
 const headers = (extra: Record<string, string> = {}) => ({
 	authorization: `Bearer ${READER}`,
@@ -62,12 +65,7 @@ async function call(name: string, args: Record<string, unknown>): Promise<{ isEr
 	return { isError: body.result.isError, text: body.result.content.map(c => c.text ?? "").join("") };
 }
 
-function audit(): Array<Record<string, unknown>> {
-	return readFileSync(join(home, ".omp", "agent", "a2a-bridge.log"), "utf8")
-		.split("\n")
-		.filter(Boolean)
-		.map(l => JSON.parse(l) as Record<string, unknown>);
-}
+const audit = () => auditRecords(join(home, ".omp", "agent", "a2a-bridge.log"));
 
 beforeAll(async () => {
 	home = mkdtempSync(join(tmpdir(), "a2a-readonly-"));
@@ -107,8 +105,8 @@ beforeAll(async () => {
 			for await (const chunk of stream) out += decoder.decode(chunk, { stream: true });
 		})();
 	}
-	url = (await waitFor(/^ {2}URL: +(\S+)/m))[1] ?? "";
-	await waitFor(/^a2a host: Ctrl-C stops$/m);
+	url = (await printed(/^ {2}URL: +(\S+)/m))[1] ?? "";
+	await printed(/^a2a host: Ctrl-C stops$/m);
 	const init = await fetch(url, {
 		method: "POST",
 		headers: headers(),
@@ -172,7 +170,7 @@ describe("read-only setup (always-ask + --approvals deny + blob read), unattende
 			const r = await call(tool, args);
 			expect(r.isError).toBe(true);
 			expect(r.text).toContain(`Tool call denied by user: ${tool}`);
-			await waitFor(
+			await printed(
 				new RegExp(`^approval: ${tool}\\b.* from token reader, client ${CLIENT} -> Deny \\(--approvals deny\\)$`, "m"),
 				10_000,
 			);

@@ -4,19 +4,16 @@
  * NaN; what the validator coerces runs coerced; the audit keeps the arguments as received.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { callTool, type Host, rpcPost, useSharedHost } from "../../helpers/host.ts";
 
 let host: Host;
 let sid: string;
 useSharedHost({ session: true }, h => ({ host, sid } = h));
 
-const records = () =>
-	readFileSync(host.auditPath, "utf8")
-		.split("\n")
-		.filter(Boolean)
-		.map(l => JSON.parse(l) as { phase: string; tool: string; args: string; isError?: boolean });
+const records = () => auditRecords<{ phase: string; tool: string; args: string; isError?: boolean }>(host);
 
 describe("arguments checked before execute", () => {
 	test("read {} -> -32602 naming `path`; audited as received, as an error", async () => {

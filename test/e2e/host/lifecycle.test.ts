@@ -7,7 +7,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
 import { callTool, canConnect, freePort, Host, openSession, rpcPost } from "../../helpers/host.ts";
-import { StoppableWork, waitUntil } from "../../helpers/procs.ts";
+import { StoppableWork } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const PROBE = join(import.meta.dir, "..", "..", "fixtures", "probe-ext.ts");
 const hosts: Host[] = [];
@@ -174,7 +175,7 @@ describe("binding", () => {
 		const pending = callTool(h, sid, "bash", { command: "sleep 0.4; echo graceful-done" });
 		// Close stdin only once the call is in flight (its start record is on disk).
 		const started = () => existsSync(h.auditPath) && readFileSync(h.auditPath, "utf8").includes("graceful-done");
-		await waitUntil("the call's start record", started, 10_000);
+		await waitFor("the call's start record", started, { timeoutMs: 10_000 });
 		h.proc.stdin.end();
 		const r = await pending;
 		expect(r.status).toBe(200);

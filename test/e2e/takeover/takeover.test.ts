@@ -3,9 +3,10 @@
  * the only model endpoint in models.yml, so every request that leaves the process is counted there.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DENY_MESSAGE } from "../../../src/takeover/plan.ts";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type FakeModel, modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
 import { callTool, Host, openSession, type RpcFrame } from "../../helpers/host.ts";
 import { waitFor } from "../../helpers/wait.ts";
@@ -101,12 +102,7 @@ async function probe(h: Host, mode: "" | "settled" = ""): Promise<Record<string,
 	return JSON.parse(line()?.slice(prefix.length) ?? "");
 }
 
-const auditRecords = (h: Host) =>
-	readFileSync(h.auditPath, "utf8")
-		.trim()
-		.split("\n")
-		.map(l => JSON.parse(l) as Record<string, unknown>)
-		.filter(r => r.tool === "host_llm");
+const toggles = (h: Host) => auditRecords(h, r => r.tool === "host_llm");
 
 const trips = (h: Host) => h.stderr.split("a2a-bridge takeover: refused a model request").length - 1;
 
@@ -143,7 +139,7 @@ describe("host_llm deny from the config", () => {
 		expect(fake.requests.length).toBe(0);
 		expect(await a2aStatus(h)).toContain("host_llm=deny");
 		expect(await a2aStatus(h)).not.toContain("tripwire only");
-		const records = auditRecords(h);
+		const records = toggles(h);
 		expect(records.length).toBe(1);
 		expect(records[0]).toMatchObject({ phase: "done", sid: null, isError: false, args: '{"enabled":false}' });
 		const p = await probe(h);
@@ -174,7 +170,7 @@ describe("POST /host-llm", () => {
 		expect(assistantEnds(turn)[0]?.stopReason).not.toBe("error");
 		expect(fake.requests.length).toBe(2);
 		expect(h.stderr).not.toContain("not restored");
-		expect(auditRecords(h).map(r => [r.sid, r.isError, r.args])).toEqual([
+		expect(toggles(h).map(r => [r.sid, r.isError, r.args])).toEqual([
 			[sid, false, '{"enabled":false}'],
 			[sid, false, '{"enabled":true}'],
 		]);
@@ -246,7 +242,7 @@ describe("what the deny cannot cover", () => {
 		expect(p).toMatchObject({ fetchIsOriginal: true, denyApi: false, mainApi: "anthropic-messages" });
 		expect(p.anthropicApis).toEqual(["anthropic-messages"]);
 		expect(p.settings).toEqual(DEFAULTS);
-		expect(auditRecords(h).map(r => r.isError)).toEqual([true, true]);
+		expect(toggles(h).map(r => r.isError)).toEqual([true, true]);
 		expect(await a2aStatus(h)).toContain("host_llm=allow");
 	}, 60_000);
 
