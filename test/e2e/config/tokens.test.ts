@@ -58,14 +58,11 @@ const ping = async (token: string, sid: string) =>
 	(await rpcPost(host, { jsonrpc: "2.0", id: 9, method: "ping" }, { ...auth(token), "mcp-session-id": sid })).status;
 
 /** The latest notification after `before` that passes `pred`, waiting for it with a bound. */
-async function notice(before: number, pred: (m: string) => boolean): Promise<string> {
-	const deadline = Date.now() + 10_000;
-	for (;;) {
-		const found = host.notifications().slice(before).find(pred);
-		if (found !== undefined) return found;
-		if (Date.now() > deadline) throw new Error(`no matching notification in ${host.notifications().slice(before)}`);
-		await Bun.sleep(20);
-	}
+function notice(before: number, pred: (m: string) => boolean): Promise<string> {
+	return waitFor("a matching notification", () => host.notifications().slice(before).find(pred), {
+		timeoutMs: 10_000,
+		seen: () => host.notifications().slice(before),
+	});
 }
 
 async function a2a(text: string, pred: (m: string) => boolean = () => true): Promise<string> {
@@ -138,16 +135,9 @@ describe("named tokens (real host)", () => {
 		const tempCall = call(secret, tempSid, "bash", { command: `sleep 20; echo ${markerTemp}` });
 		const ciCall = call(CI, ciSid, "bash", { command: `sleep 2; echo ${markerCi}` });
 		// Both calls are running once their start records are on disk.
-		const deadline = Date.now() + 15_000;
-		while (
-			!(
-				auditRecords(host).some(x => x.phase === "start" && String(x.args).includes(markerTemp)) &&
-				auditRecords(host).some(x => x.phase === "start" && String(x.args).includes(markerCi))
-			)
-		) {
-			if (Date.now() > deadline) throw new Error("calls did not start");
-			await Bun.sleep(20);
-		}
+		const startOf = (marker: string) =>
+			auditRecords(host).some(x => x.phase === "start" && String(x.args).includes(marker));
+		await waitFor("both calls' start records", () => startOf(markerTemp) && startOf(markerCi), { timeoutMs: 15_000 });
 		const revoked = await a2a("/a2a token revoke temp", m => m.includes("revoked") || m.includes("not revoked"));
 		expect(revoked).toContain("token 'temp' revoked");
 		const r = await tempCall;

@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { auditRecords } from "../../helpers/audit.ts";
 import { Host, useSharedHost } from "../../helpers/host.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const CALLER_PROBE = join(import.meta.dir, "..", "..", "fixtures", "mcp-caller-ext.ts");
 
@@ -101,8 +102,10 @@ describe("a second, unmodified omp as the remote caller", () => {
 			env: { A2A_CALLER_NONCE: nonce },
 		});
 		try {
-			const deadline = Date.now() + 45_000;
-			while (!caller.stderr.includes("CALLER done") && Date.now() < deadline) await Bun.sleep(200);
+			await waitFor("the caller's CALLER done", () => caller.stderr.includes("CALLER done"), {
+				timeoutMs: 45_000,
+				seen: () => caller.stderr,
+			});
 			const tools = /CALLER tools (.*)/.exec(caller.stderr)?.[1] ?? "";
 			expect(tools).toContain("mcp__omp_host_read");
 			expect(tools).toContain("mcp__omp_host_bash");
@@ -137,13 +140,16 @@ describe("a second, unmodified omp as the remote caller", () => {
 		const marker = `slow-${crypto.randomUUID()}`;
 		const caller = await callerRunning(`sleep 4; echo ${marker} > ${marker}.txt`, 1500);
 		try {
-			for (let i = 0; i < 300 && !caller.stderr.includes("CALLER done"); i++) await Bun.sleep(100);
+			await waitFor("the caller's CALLER done", () => caller.stderr.includes("CALLER done"), {
+				timeoutMs: 30_000,
+				seen: () => caller.stderr,
+			});
 			expect(caller.stderr).toContain("message: Request timeout after 1500ms");
-			let done: { cancelled?: boolean; isError?: boolean } | undefined;
-			for (let i = 0; i < 150 && !done; i++) {
-				done = records().find(r => r.phase === "done" && r.args.includes(marker));
-				if (!done) await Bun.sleep(100);
-			}
+			const done = await waitFor(
+				"the call's done record",
+				() => records().find(r => r.phase === "done" && r.args.includes(marker)),
+				{ timeoutMs: 15_000 },
+			);
 			expect(done).toMatchObject({ isError: false });
 			expect(done?.cancelled).toBeUndefined();
 			expect(readFileSync(join(host.cwd, `${marker}.txt`), "utf8").trim()).toBe(marker);
@@ -157,22 +163,24 @@ describe("a second, unmodified omp as the remote caller", () => {
 		const marker = `late-${crypto.randomUUID()}`;
 		const caller = await callerRunning(`sleep 20; echo ${marker} > ${marker}.txt`, 0);
 		try {
-			let start: { phase: string } | undefined;
-			for (let i = 0; i < 225 && !start; i++) {
-				start = records().find(r => r.phase === "start" && r.args.includes(marker));
-				if (!start) await Bun.sleep(200);
-			}
-			expect(start, caller.stderr).toBeDefined();
+			await waitFor(
+				"the call's start record",
+				() => records().find(r => r.phase === "start" && r.args.includes(marker)),
+				{
+					timeoutMs: 45_000,
+					seen: () => caller.stderr,
+				},
+			);
 		} finally {
 			// Closing stdin is omp's own clean shutdown, the path where its MCP client DELETEs its session.
 			expect(await caller.stop()).toBe(0);
 			caller.cleanup();
 		}
-		let done: { cancelled?: boolean } | undefined;
-		for (let i = 0; i < 100 && !done; i++) {
-			done = records().find(r => r.phase === "done" && r.args.includes(marker));
-			if (!done) await Bun.sleep(100);
-		}
+		const done = await waitFor(
+			"the call's done record",
+			() => records().find(r => r.phase === "done" && r.args.includes(marker)),
+			{ timeoutMs: 10_000 },
+		);
 		expect(done).toMatchObject({ cancelled: true });
 		expect(existsSync(join(host.cwd, `${marker}.txt`))).toBe(false);
 	}, 90_000);

@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
 import { callTool, Host, openSession, rawHttp, rpcPost, useSharedHost } from "../../helpers/host.ts";
 import { StoppableWork } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const FAST_BACKGROUND = { ".omp/agent/config.yml": "bash:\n  autoBackground:\n    thresholdMs: 2000\n" };
 
@@ -224,14 +225,11 @@ describe("cancellation and the cap while waiting for approval", () => {
 						.split("\n")
 						.filter(l => l.includes("held-") && l.includes('"start"')).length
 				: 0;
-		const deadline = Date.now() + 30_000;
-		while (starts() < 256) {
-			if (Date.now() > deadline)
-				throw new Error(
-					`only ${starts()} calls in flight; ${host.frames.filter(f => f.method === "select").length} prompts`,
-				);
-			await Bun.sleep(100);
-		}
+		await waitFor("256 calls in flight", () => starts() >= 256, {
+			timeoutMs: 30_000,
+			everyMs: 100,
+			seen: () => `${starts()} started; ${host.frames.filter(f => f.method === "select").length} prompts`,
+		});
 		// fetch's connection pool is full of the 256 held calls: the next requests go over raw TCP.
 		const headers = {
 			authorization: `Bearer ${host.token}`,
@@ -266,6 +264,7 @@ describe("background jobs", () => {
 			expect(final).not.toContain("Backgrounded as job");
 			const beats = r.events.filter(e => String((e.params as { message?: string })?.message).includes("still running"));
 			expect(beats.length).toBeGreaterThanOrEqual(1);
+			// A window for a wrong wake-up of the host's agent to show: an absence has no event to wait for.
 			await Bun.sleep(2000);
 			expect(host.frames.some(f => f.type === "agent_start")).toBe(false);
 			expect(fake.requests.length).toBe(0);
@@ -281,8 +280,7 @@ describe("background jobs", () => {
 		const host = await Host.start({ models: modelsYml(fake.url), files: FAST_BACKGROUND });
 		try {
 			host.send({ type: "prompt", id: "p1", message: "run it" });
-			const deadline = Date.now() + 30_000;
-			while (fake.requests.length < 2 && Date.now() < deadline) await Bun.sleep(100);
+			await waitFor("the model's second request", () => fake.requests.length >= 2, { timeoutMs: 30_000 });
 			expect(JSON.stringify(fake.requests[1]?.messages)).toContain("Backgrounded as job");
 		} finally {
 			await host.stop();
@@ -315,6 +313,7 @@ describe("background jobs", () => {
 			expect(s.isError).toBe(false);
 			expect(JSON.stringify(s.content)).toContain("sse-after-75");
 			expect(beats.length).toBeGreaterThanOrEqual(3);
+			// A window for a wrong wake-up of the host's agent to show: an absence has no event to wait for.
 			await Bun.sleep(2000);
 			expect(host.frames.some(f => f.type === "agent_start")).toBe(false);
 			expect(fake.requests.length).toBe(0);

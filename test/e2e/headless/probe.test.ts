@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, Host, ROOT } from "../../helpers/host.ts";
 import { runCommand } from "../../helpers/run.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 async function probe(host: Pick<Host, "home">, ...args: string[]): Promise<{ code: number; out: string }> {
 	const { code, out, err } = await runCommand(
@@ -32,7 +33,7 @@ const runtimeFile = (host: Host) => join(host.home, ".omp", "agent", "a2a-bridge
 /** The bridge writes the file just after its port opens, which is what Host.start waits for. */
 async function waitForRuntime(host: Host): Promise<string> {
 	const file = runtimeFile(host);
-	for (let i = 0; i < 100 && !existsSync(file); i++) await Bun.sleep(100);
+	await waitFor(`${file} to be written`, () => existsSync(file), { timeoutMs: 10_000 });
 	return file;
 }
 

@@ -98,8 +98,10 @@ describe("config", () => {
 			if (field === "blobs" || field === "Blob")
 				expect(msg).toContain(`unknown field '${field}' (did you mean 'blob'?)`);
 			// stderr is read on its own stream: it may trail the rpc frame by a moment under load.
-			for (let i = 0; i < 50 && !h.stderr.includes(`field '${field}'`); i++) await Bun.sleep(100);
-			expect(h.stderr).toContain(`field '${field}'`);
+			await waitFor(`stderr to name field '${field}'`, () => h.stderr.includes(`field '${field}'`), {
+				timeoutMs: 5000,
+				seen: () => h.stderr,
+			});
 			expect(await canConnect(port)).toBe(false);
 			expect(readFileSync(h.configPath, "utf8")).toBe(raw);
 			await h.command("/a2a");
@@ -153,8 +155,10 @@ describe("binding", () => {
 		const spawned = await callTool(h, sid, "task", { context: "test", tasks: [{ task: "say hi" }] });
 		// A fast subagent may finish before the task tool returns; either way a child binding ran.
 		expect(JSON.stringify(spawned.body)).toMatch(/Spawned agent|task-result/);
-		const deadline = Date.now() + 30_000;
-		while (!h.stderr.includes("PROBE session_shutdown mode=print") && Date.now() < deadline) await Bun.sleep(100);
+		await waitFor("the subagent's session_shutdown", () => h.stderr.includes("PROBE session_shutdown mode=print"), {
+			timeoutMs: 30_000,
+			seen: () => h.stderr,
+		});
 		expect(h.stderr).toContain("PROBE session_start mode=print");
 		expect(h.stderr).toContain("PROBE session_shutdown mode=print");
 		const listeners = Bun.spawnSync(["ss", "-ltnpH"])
@@ -198,6 +202,7 @@ describe("sessions over time", () => {
 		const idle = await openSession(h);
 		const busy = await openSession(h);
 		const ping = (s: string) => rpcPost(h, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": s });
+		// Time passing is what is under test here (a 1.5 s TTL), so these pauses are the stimulus.
 		for (let i = 0; i < 5; i++) {
 			await Bun.sleep(500);
 			expect((await ping(busy)).status).toBe(200);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { spawn } from "bun";
 import { shellBlocks } from "../../helpers/docs.ts";
 import { Host, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const DOC_FILES = [
 	"README.md",
@@ -113,7 +114,7 @@ describe("docs: commands run against a real host", () => {
 		work = mkdtempSync(join(tmpdir(), "a2a-docs-"));
 		// The docs read the runtime file, written just after the port opens (which is what start waits for).
 		const runtime = join(host.home, ".omp", "agent", "a2a-bridge.runtime.json");
-		for (let i = 0; i < 100 && !existsSync(runtime); i++) await Bun.sleep(100);
+		await waitFor(`${runtime} to be written`, () => existsSync(runtime), { timeoutMs: 10_000 });
 	}, 60_000);
 
 	afterAll(async () => {
@@ -294,7 +295,11 @@ describe("docs: the headless host commands", () => {
 				for await (const chunk of proc.stdout) out += decoder.decode(chunk, { stream: true });
 			})();
 			try {
-				for (let i = 0; i < 600 && !/^ {2}URL: /m.test(out) && proc.exitCode === null; i++) await Bun.sleep(100);
+				await waitFor("the URL line or an exit", () => /^ {2}URL: /m.test(out) || proc.exitCode !== null, {
+					timeoutMs: 60_000,
+					everyMs: 100,
+					seen: () => out,
+				});
 				const url = out.match(/^ {2}URL: +(\S+)/m)?.[1];
 				expect(url, `${line}\n${out}`).toBeDefined();
 				const [probeCode, probeOut, probeErr] = await bash(
