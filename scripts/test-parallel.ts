@@ -166,13 +166,18 @@ function run(job: Job, timeoutMs: string, outDir: string): Promise<Outcome> {
 	const log = join(outDir, `${job.name.replaceAll("/", "_")}.log`);
 	const fd = openSync(log, "a");
 	const started = performance.now();
-	// Its own process group, so a timeout (or our own end) stops the hosts and commands it started too.
-	const child = spawn(process.execPath, ["test", "--timeout", timeoutMs, ...job.paths.map(p => `./${p}`)], {
-		cwd: ROOT,
-		detached: true,
-		stdio: ["ignore", fd, fd],
-		env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" },
-	});
+	// Its own process group, so a timeout (or our own end) stops the hosts and commands it started too;
+	// --no-orphans covers the one end we cannot handle, a SIGKILL of this runner.
+	const child = spawn(
+		process.execPath,
+		["test", "--no-orphans", "--timeout", timeoutMs, ...job.paths.map(p => `./${p}`)],
+		{
+			cwd: ROOT,
+			detached: true,
+			stdio: ["ignore", fd, fd],
+			env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" },
+		},
+	);
 	closeSync(fd);
 	const pid = child.pid ?? 0;
 	live.add(pid);

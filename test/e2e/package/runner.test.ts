@@ -73,6 +73,20 @@ describe("scripts/test-parallel.ts", () => {
 		});
 	});
 
+	test("the runner itself killed with SIGKILL -> its files' processes and what they started go too", async () => {
+		const proc = Bun.spawn([process.execPath, RUNNER, fixture("hang")], {
+			cwd: ROOT,
+			stdout: "ignore",
+			stderr: "ignore",
+		});
+		await waitFor("the hung file's child to run", () => processesWith(HANG_LABEL).length > 0, { timeoutMs: 30_000 });
+		proc.kill("SIGKILL");
+		await waitFor("the hung file's child to be gone", () => processesWith(HANG_LABEL).length === 0, {
+			timeoutMs: 10_000,
+			seen: () => processesWith(HANG_LABEL).join("\n"),
+		});
+	});
+
 	test.each([
 		["A2A_TEST_JOBS", "0", 32],
 		["A2A_TEST_JOBS", "two", 32],
