@@ -21,8 +21,10 @@ import {
 } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
 import { runCommand } from "../../helpers/run.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const MIB = 1024 * 1024;
 const sha = (b: Uint8Array | string): string => createHash("sha256").update(b).digest("hex");
@@ -33,16 +35,6 @@ const random = (size: number): Uint8Array => {
 	return out;
 };
 const staged = (dir: string): string[] => readdirSync(dir).filter(n => n.startsWith(".a2a-staging-"));
-
-async function waitFor<T>(probe: () => T | undefined, what: string, ms = 20_000): Promise<T> {
-	const deadline = Date.now() + ms;
-	for (;;) {
-		const v = probe();
-		if (v !== undefined) return v;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await Bun.sleep(20);
-	}
-}
 
 describe("/blob PUT, digests and own files (real host)", () => {
 	let host: Host;
@@ -64,11 +56,7 @@ describe("/blob PUT, digests and own files (real host)", () => {
 			signal: AbortSignal.timeout(30_000),
 		});
 	const writes = (path: string) =>
-		readFileSync(host.auditPath, "utf8")
-			.split("\n")
-			.filter(Boolean)
-			.map(l => JSON.parse(l) as { tool: string; isError: boolean; error?: string; args: string })
-			.filter(r => r.tool === "blob:write")
+		auditRecords<{ tool: string; isError: boolean; error?: string; args: string }>(host, r => r.tool === "blob:write")
 			.map(r => ({ ...r, a: JSON.parse(r.args) as { path: string; offset: number; bytes: number; method: string } }))
 			.filter(r => r.a.path === path);
 
@@ -146,7 +134,7 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		writeFileSync(file, old);
 		const { sock, reply } = await raw("PUT", file, next.byteLength);
 		await fed(sock, next.subarray(0, 3 * MIB));
-		await waitFor(() => (staged(host.home).length > 0 ? true : undefined), "the staging file");
+		await waitFor("the staging file", () => (staged(host.home).length > 0 ? true : undefined));
 		for (let i = 0; i < 5; i++) {
 			const down = await send("GET", file, null);
 			expect(sha(new Uint8Array(await down.arrayBuffer()))).toBe(sha(old));
@@ -163,7 +151,7 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		const body = random(2 * MIB);
 		const { sock, reply } = await raw("POST", file, body.byteLength);
 		await fed(sock, body.subarray(0, MIB));
-		await waitFor(() => (existsSync(file) && statSync(file).size > 0 ? true : undefined), "the POST's first bytes");
+		await waitFor("the POST's first bytes", () => (existsSync(file) && statSync(file).size > 0 ? true : undefined));
 		const put = await send("PUT", file, "intruder");
 		expect(put.status).toBe(409);
 		expect(await put.json()).toMatchObject({ code: "upload_in_progress" });
@@ -204,9 +192,9 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		const next = random(12 * MIB);
 		const { sock } = await raw("PUT", file, next.byteLength);
 		await fed(sock, next.subarray(0, 4 * MIB));
-		await waitFor(() => (staged(host.home).length > 0 ? true : undefined), "the staging file");
+		await waitFor("the staging file", () => (staged(host.home).length > 0 ? true : undefined));
 		sock.destroy();
-		const cut = await waitFor(() => writes(file).find(r => r.isError), "the cut's audit record");
+		const cut = await waitFor("the cut's audit record", () => writes(file).find(r => r.isError));
 		expect(cut.error).toBe("client disconnected");
 		expect(readFileSync(file, "utf8")).toBe(old);
 		const head = await send("HEAD", file, null);

@@ -4,12 +4,13 @@
  * its request (shutdown(SHUT_WR)) gets its whole answer, checked through a raw socket.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, openSession, withHost } from "../../helpers/host.ts";
 import { modernRequest } from "../../helpers/modern.ts";
-import { waitUntil } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 /** One raw HTTP/1.1 exchange: `request` written, then (with halfClose) the write side shut; all bytes read. */
 function raw(port: number, request: string, halfClose: boolean, host = "127.0.0.1"): Promise<string> {
@@ -62,14 +63,6 @@ const INIT = {
 	params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
 };
 
-const auditLines = (h: Host): Array<Record<string, unknown>> =>
-	existsSync(h.auditPath)
-		? readFileSync(h.auditPath, "utf8")
-				.split("\n")
-				.filter(Boolean)
-				.map(l => JSON.parse(l) as Record<string, unknown>)
-		: [];
-
 describe("issue 20 item 9 on the wire", () => {
 	test("deeply nested arguments -> -32602 naming the argument, not a stack overflow", async () => {
 		await withHost({}, async h => {
@@ -117,8 +110,8 @@ describe("issue 20 item 9 on the wire", () => {
 			);
 			// Bun's HTTP server closes a connection whose client sent FIN: not one byte of the answer comes back.
 			expect(await raw(h.port, call, true)).toBe("");
-			await waitUntil("the call's done record", () => auditLines(h).some(r => r.phase === "done" && r.tool === "bash"));
-			const done = auditLines(h).find(r => r.phase === "done" && r.tool === "bash");
+			await waitFor("the call's done record", () => auditRecords(h).some(r => r.phase === "done" && r.tool === "bash"));
+			const done = auditRecords(h).find(r => r.phase === "done" && r.tool === "bash");
 			expect(done).toMatchObject({ isError: false, token: "owner" });
 			expect(done?.cancelled).toBeUndefined();
 			expect(existsSync(marker)).toBe(true);
@@ -137,10 +130,10 @@ describe("issue 20 item 9 on the wire", () => {
 				.map(([k, v]) => `${k}: ${v}`)
 				.join("\r\n")}\r\n\r\n${body}`;
 			expect(await raw(h.port, modern, true)).toBe("");
-			await waitUntil("the modern call's done record", () =>
-				auditLines(h).some(r => r.phase === "done" && r.sid === null && r.tool === "bash"),
+			await waitFor("the modern call's done record", () =>
+				auditRecords(h).some(r => r.phase === "done" && r.sid === null && r.tool === "bash"),
 			);
-			const modernDone = auditLines(h).find(r => r.phase === "done" && r.sid === null);
+			const modernDone = auditRecords(h).find(r => r.phase === "done" && r.sid === null);
 			expect(modernDone).toMatchObject({ isError: true, cancelled: true, tool: "bash" });
 		});
 	}, 60_000);
