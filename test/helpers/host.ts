@@ -226,7 +226,8 @@ export class Host {
 		this.proc.stdin.flush();
 	}
 
-	async waitForPort(port = this.port, timeoutMs = 30_000): Promise<void> {
+	/** 60 s: a host opens its port in 1-2 s, but a 2-core machine shared with other suites can take 30. */
+	async waitForPort(port = this.port, timeoutMs = 60_000): Promise<void> {
 		const deadline = Date.now() + timeoutMs;
 		while (Date.now() < deadline) {
 			if (await canConnect(port)) return;
@@ -372,7 +373,7 @@ export function useSharedHost(
 	beforeAll(async () => {
 		current = await Host.start(hostOpts);
 		bind({ host: current, sid: session ? await openSession(current) : "" });
-	}, 60_000);
+	}, 90_000);
 	afterAll(async () => {
 		await current?.stop();
 		current?.cleanup();

@@ -115,7 +115,7 @@ describe("docs: commands run against a real host", () => {
 		// The docs read the runtime file, written just after the port opens (which is what start waits for).
 		const runtime = join(host.home, ".omp", "agent", "a2a-bridge.runtime.json");
 		await waitFor(`${runtime} to be written`, () => existsSync(runtime), { timeoutMs: 10_000 });
-	}, 60_000);
+	}, 90_000);
 
 	afterAll(async () => {
 		await host.stop();

@@ -3,7 +3,7 @@
  * processes in bun's own format (what .ci/run parses), failures named with their file, and a file that
  * fails, crashes or hangs fails the run; a hung file is killed together with what it started.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { ROOT } from "../../helpers/host.ts";
 import { processesWith } from "../../helpers/modern.ts";
@@ -28,6 +28,7 @@ async function runner(files: string[], env: Record<string, string> = {}) {
 }
 
 describe("scripts/test-parallel.ts", () => {
+	setDefaultTimeout(60_000);
 	test("green and red files -> exit 1; one totals block at the end, summed over both; the failure names its file", async () => {
 		const r = await runner([fixture("green"), fixture("red")]);
 		expect(r.code).toBe(1);
