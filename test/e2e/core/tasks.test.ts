@@ -7,9 +7,11 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
-import { auditLines, envelope, modernPost, until } from "../../helpers/modern.ts";
+import { envelope, modernPost } from "../../helpers/modern.ts";
 import { StoppableWork } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const TASKS = "io.modelcontextprotocol/tasks";
 const CI = `ci-${crypto.randomUUID()}${crypto.randomUUID()}`.replaceAll("-", "");
@@ -69,7 +71,7 @@ describe("Tasks extension on the raw wire", () => {
 		expect(result.isError).toBe(false);
 		expect(result.content[0]?.text).toContain(marker);
 		expect(existsSync(join(host.cwd, marker))).toBe(true);
-		const records = auditLines(host, marker);
+		const records = auditRecords(host, marker);
 		expect(records.map(r => [r.phase, r.task])).toEqual([
 			["start", taskId],
 			["done", taskId],
@@ -95,7 +97,7 @@ describe("Tasks extension on the raw wire", () => {
 		expect(r.body.result?.resultType).toBe("complete");
 		expect(r.body.result && "taskId" in r.body.result).toBe(false);
 		expect(JSON.stringify(r.body.result?.content)).toContain(marker);
-		expect(auditLines(host, marker).every(x => !("task" in x))).toBe(true);
+		expect(auditRecords(host, marker).every(x => !("task" in x))).toBe(true);
 	}, 60_000);
 
 	test("connection close: the handle's connection is torn down -> the command runs on to its marker", async () => {
@@ -131,15 +133,23 @@ describe("Tasks extension on the raw wire", () => {
 			},
 		});
 		sock.write(head + body);
-		const taskId = await until("task handle on the raw socket", 10_000, () => /"taskId":"([^"]+)"/.exec(got)?.[1]);
+		const taskId = await waitFor("task handle on the raw socket", () => /"taskId":"([^"]+)"/.exec(got)?.[1], {
+			timeoutMs: 10_000,
+		});
 		sock.terminate();
 		try {
-			const pids = await until("the command's processes", 10_000, () => {
-				const p = work.pids();
-				return p.length > 0 ? p : undefined;
-			});
+			const pids = await waitFor(
+				"the command's processes",
+				() => {
+					const p = work.pids();
+					return p.length > 0 ? p : undefined;
+				},
+				{ timeoutMs: 10_000 },
+			);
 			expect(pids.every(p => existsSync(`/proc/${p}`))).toBe(true);
-			await until("marker written by the command", 15_000, () => (work.markerExists() ? true : undefined));
+			await waitFor("marker written by the command", () => (work.markerExists() ? true : undefined), {
+				timeoutMs: 15_000,
+			});
 			expect((await pollEnd(taskId, host.token)).status).toBe("completed");
 		} finally {
 			work.cleanup();
@@ -156,7 +166,9 @@ describe("Tasks extension on the raw wire", () => {
 			expect(ack.body.result && "taskId" in ack.body.result).toBe(false);
 			await work.stopped();
 			expect((await get(taskId)).body.result?.status).toBe("cancelled");
-			const done = await until("done record", 5000, () => auditLines(host, work.marker).find(r => r.phase === "done"));
+			const done = await waitFor("done record", () => auditRecords(host, work.marker).find(r => r.phase === "done"), {
+				timeoutMs: 5000,
+			});
 			expect(done).toMatchObject({ cancelled: true, task: taskId });
 		} finally {
 			work.cleanup();
@@ -226,7 +238,9 @@ describe("Tasks extension on the raw wire", () => {
 			await host.command("/a2a token revoke temp");
 			await work.stopped();
 			expect((await get(taskId, secret)).status).toBe(401);
-			const done = await until("done record", 5000, () => auditLines(host, work.marker).find(r => r.phase === "done"));
+			const done = await waitFor("done record", () => auditRecords(host, work.marker).find(r => r.phase === "done"), {
+				timeoutMs: 5000,
+			});
 			expect(done).toMatchObject({ cancelled: true, token: "temp", task: taskId });
 		} finally {
 			work.cleanup();
@@ -243,13 +257,17 @@ describe("Tasks extension on the raw wire", () => {
 			{ name: "bash", arguments: { command } },
 			{ signal: ac.signal },
 		).catch(e => e);
-		await until("first start record", 10_000, () => (auditLines(host, marker).length > 0 ? true : undefined));
+		await waitFor("first start record", () => (auditRecords(host, marker).length > 0 ? true : undefined), {
+			timeoutMs: 10_000,
+		});
 		ac.abort();
 		await dropped;
-		await until("first done record", 10_000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		await waitFor("first done record", () => auditRecords(host, marker).find(r => r.phase === "done"), {
+			timeoutMs: 10_000,
+		});
 		const retried = await post("tools/call", { name: "bash", arguments: { command } }, host.token, envelope());
 		expect(JSON.stringify(retried.body.result?.content)).toContain(marker);
-		const records = auditLines(host, marker);
+		const records = auditRecords(host, marker);
 		expect(records.map(r => [r.phase, r.cancelled ?? false])).toEqual([
 			["start", false],
 			["done", true],

@@ -10,9 +10,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, openSession, rpcPost, useSharedHost } from "../../helpers/host.ts";
-import { auditLines, until } from "../../helpers/modern.ts";
 import { StoppableWork } from "../../helpers/procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const OTHER = `other${crypto.randomUUID()}${crypto.randomUUID()}`.replaceAll("-", "");
 const LINES = 30;
@@ -121,7 +122,9 @@ describe("long work: hub jobs outlive their client; bash async:true waits", () =
 		expect(body.result.content[0]?.text).not.toMatch(/background/i);
 		// The command really ran before the answer: its marker file is there.
 		expect(existsSync(join(host.cwd, marker))).toBe(true);
-		const done = await until("done record", 5000, () => auditLines(host, marker).find(r => r.phase === "done"));
+		const done = await waitFor("done record", () => auditRecords(host, marker).find(r => r.phase === "done"), {
+			timeoutMs: 5000,
+		});
 		expect(done.isError).toBe(false);
 	}, 60_000);
 	test("a 2025 client that gave up: its call runs on (/proc) until its session ends, then is cancelled; the audit says abandoned", async () => {
@@ -160,7 +163,9 @@ describe("long work: hub jobs outlive their client; bash async:true waits", () =
 			const del = await fetch(host.url, { method: "DELETE", headers: host.headers({ "mcp-session-id": sid }) });
 			expect(del.status).toBe(204);
 			await work.stopped();
-			const done = await until("done record", 5000, () => auditLines(host, work.marker).find(r => r.phase === "done"));
+			const done = await waitFor("done record", () => auditRecords(host, work.marker).find(r => r.phase === "done"), {
+				timeoutMs: 5000,
+			});
 			expect(done).toMatchObject({ abandoned: true, cancelled: true, isError: true });
 		} finally {
 			work.cleanup();
