@@ -25,6 +25,8 @@ export interface Ctx {
 	digests: DigestCache;
 	/** The request's connection: its idle timer is off while a body streams; a stalled one is closed. */
 	conn: Connection;
+	/** Aborts when the caller's secret is revoked or rotated away: a running upload stops taking bytes. */
+	ended?: AbortSignal;
 }
 
 export function statOrNull(path: string): Stats | null {

@@ -52,7 +52,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 
 	return {
 		methods: BLOB_METHODS,
-		handle: async (req, { sid, tokenName, client, conn }) => {
+		handle: async (req, { sid, tokenName, client, conn, ended }) => {
 			const writes = isUpload(req.method);
 			const tool = writes ? "blob:write" : "blob:read";
 			const who = { sid, tokenName, ...(client ? { client } : {}) };
@@ -73,7 +73,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 				note(path, offset, 0, message);
 				return blobError(code, message, h, extra);
 			};
-			const ctx: Ctx = { note, refuse, log: deps.log, digests, conn };
+			const ctx: Ctx = { note, refuse, log: deps.log, digests, conn, ...(ended ? { ended } : {}) };
 			const params = requestTarget(req.url).searchParams;
 			const forbidden = blobRefusal(deps.mode?.() ?? "write", req.method);
 			if (forbidden !== null) return refuse(params.get("path"), null, "forbidden", forbidden);

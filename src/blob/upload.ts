@@ -47,19 +47,32 @@ function classify(err: unknown, stalledFor: number | null): Exclude<Stop, null> 
  * heap (a JS chunk loop with `writeSync` let the host's peak RSS grow past 100 MiB; docs/performance.md).
  * The stall watch's tick is the one place that looks at an upload while it streams.
  */
-export async function pipeBody(req: Request, fd: number, at: number, conn: Connection): Promise<Written> {
+export async function pipeBody(
+	req: Request,
+	fd: number,
+	at: number,
+	conn: Connection,
+	ended?: AbortSignal,
+): Promise<Written> {
 	const declared = Number(req.headers.get("content-length") ?? Number.NaN);
 	const follower = at + declared < FOLLOW_MIN_BYTES ? null : followHash(fd, at);
 	const bound = stallMs();
 	const watch = watchStall(fd, bound, () => conn.closeSoon());
+	// Contract §16: the caller's secret revoked or rotated mid-body: the connection is cut like a stall.
+	const cut = () => conn.closeSoon();
+	if (ended?.aborted) cut();
+	ended?.addEventListener("abort", cut, { once: true });
 	let stop: Stop = null;
 	let wrote = -1;
 	try {
 		wrote = req.body === null ? 0 : await Bun.write(Bun.file(fd), req);
 	} catch (err) {
-		stop = classify(err, watch.stalled ? bound : null);
+		stop = ended?.aborted
+			? { code: "client_disconnected", why: "token revoked or rotated" }
+			: classify(err, watch.stalled ? bound : null);
 	} finally {
 		watch.stop();
+		ended?.removeEventListener("abort", cut);
 	}
 	const landed = fstatSync(fd).size - at;
 	if (follower === null) return { stop, landed, wrote };

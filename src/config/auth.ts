@@ -25,6 +25,8 @@ export function parseBearer(header: string | null): BearerParse {
 export interface Identity {
 	tokenName: string;
 	secretDigest: string;
+	/** Aborts when this secret stops being live (revoked, or rotated away): checked again after the body. */
+	ended?: AbortSignal;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface Identity {
  */
 export class TokenSet {
 	readonly #nameByDigest = new Map<string, string>();
-	readonly #byName = new Map<string, { secret: string; secretDigest: string }>();
+	readonly #byName = new Map<string, { secret: string; secretDigest: string; ended: AbortController }>();
 
 	/** `token` is the config file's field name for a secret (`tokens[].token`). */
 	constructor(tokens: ReadonlyArray<{ name: string; token: string }>) {
@@ -48,15 +50,21 @@ export class TokenSet {
 	identify(presented: string): Identity | null {
 		const secretDigest = TokenSet.digest(presented);
 		const tokenName = this.#nameByDigest.get(secretDigest);
-		return tokenName === undefined ? null : { tokenName, secretDigest };
+		const entry = tokenName === undefined ? undefined : this.#byName.get(tokenName);
+		return tokenName === undefined || entry === undefined
+			? null
+			: { tokenName, secretDigest, ended: entry.ended.signal };
 	}
 
 	/** Adds the token `name`, or gives it a new secret (the old one stops working at once). */
 	set(name: string, secret: string): void {
 		const old = this.#byName.get(name);
-		if (old) this.#nameByDigest.delete(old.secretDigest);
+		if (old) {
+			this.#nameByDigest.delete(old.secretDigest);
+			old.ended.abort();
+		}
 		const secretDigest = TokenSet.digest(secret);
-		this.#byName.set(name, { secret, secretDigest });
+		this.#byName.set(name, { secret, secretDigest, ended: new AbortController() });
 		this.#nameByDigest.set(secretDigest, name);
 	}
 
@@ -65,6 +73,7 @@ export class TokenSet {
 		if (!old) return false;
 		this.#byName.delete(name);
 		this.#nameByDigest.delete(old.secretDigest);
+		old.ended.abort();
 		return true;
 	}
 
@@ -74,6 +83,10 @@ export class TokenSet {
 
 	names(): string[] {
 		return [...this.#byName.keys()];
+	}
+
+	get size(): number {
+		return this.#byName.size;
 	}
 
 	secrets(): string[] {

@@ -10,6 +10,7 @@ import { ERRORS, type ErrorKind, type RpcId, rpcError, rpcErrorMessage, rpcResul
 import { isRecord } from "./jsonrpc.ts";
 import { acceptsEventStream, openSseCall, type ProgressToken, type SseTimings } from "./progress.ts";
 import { abort, runCall } from "./run.ts";
+import { fairShare } from "./sessions.ts";
 import { answerOrTask, detachable, type TaskMode } from "./task-route.ts";
 import type { BridgeDeps, CallerInfo, Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
 
@@ -48,11 +49,21 @@ export class CallTable {
 	readonly #deps: BridgeDeps;
 	readonly #now: () => number;
 	readonly #sse: SseTimings | undefined;
+	readonly #liveTokens: () => number;
 
-	constructor(deps: BridgeDeps, sse?: SseTimings) {
+	constructor(deps: BridgeDeps, sse?: SseTimings, liveTokens: () => number = () => 1) {
 		this.#deps = deps;
 		this.#now = deps.now ?? Date.now;
 		this.#sse = sse;
+		this.#liveTokens = liveTokens;
+	}
+
+	/** Contract §16: a token holds at most its share of the slots (stopping calls included). */
+	#overShare(tokenName: string): boolean {
+		const share = fairShare(MAX_CALLS_IN_FLIGHT, this.#liveTokens());
+		let own = 0;
+		for (const c of this.inFlight.values()) if (c.tokenName === tokenName && ++own >= share) return true;
+		return false;
 	}
 
 	hasCalls(sid: string): boolean {
@@ -86,9 +97,9 @@ export class CallTable {
 		const callId = crypto.randomUUID();
 		// Without a session, request ids are not unique: each modern call is its own key.
 		const key = caller.sid === null ? `\u0001${callId}` : callKey(caller.sid, id);
-		if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT || this.inFlight.has(key)) {
-			return rpcError(this.inFlight.has(key) ? "invalid_request" : "server_busy", id);
-		}
+		if (this.inFlight.has(key)) return rpcError("invalid_request", id);
+		const full = this.inFlight.size >= MAX_CALLS_IN_FLIGHT;
+		if (full || this.#overShare(caller.tokenName)) return rpcError("server_busy", id);
 		const call: InFlightCall = {
 			id: callId,
 			sid: caller.sid,

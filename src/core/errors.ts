@@ -40,6 +40,8 @@ export type ErrorKind = keyof typeof ERRORS;
 export type RpcId = string | number;
 
 export const REALM = "omp-a2a-bridge";
+/** The challenge of a 401 for a secret that is not (or no longer) live. */
+export const INVALID_TOKEN_CHALLENGE = `Bearer realm="${REALM}", error="invalid_token"`;
 
 /** Builds the response for an error row; `id` is null when the request id could not be read. */
 export function rpcError(kind: ErrorKind, id: RpcId | null = null, headers: Record<string, string> = {}): Response {

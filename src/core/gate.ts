@@ -4,7 +4,7 @@
  */
 import { authenticate, checkHostOrigin, type HostOriginResult, type Identity, TokenSet } from "../config/auth.ts";
 import { OWNER } from "../config/tokens.ts";
-import { type ErrorKind, REALM, routeError, rpcError } from "./errors.ts";
+import { type ErrorKind, INVALID_TOKEN_CHALLENGE, REALM, routeError, rpcError } from "./errors.ts";
 import type { ServerOptions } from "./types.ts";
 
 const UNAUTHORIZED_LOG_EVERY = 50;
@@ -18,6 +18,16 @@ export type Route = "mcp" | string;
 /** Pipeline refusals speak the route's language: JSON-RPC on MCP, `{error, code}` elsewhere. */
 export const refuse = (route: Route, kind: ErrorKind, headers: Record<string, string> = {}): Response =>
 	route === "mcp" ? rpcError(kind, null, headers) : routeError(kind, headers);
+
+/**
+ * Contract §16: the identity checked on the headers is checked again once the body is in, before any
+ * work starts; a secret revoked or rotated meanwhile gets the 401 a new request with it would get.
+ */
+export function identityEnded(who: { ended?: AbortSignal }, route: Route): Response | undefined {
+	return who.ended?.aborted
+		? refuse(route, "invalid_token", { "www-authenticate": INVALID_TOKEN_CHALLENGE })
+		: undefined;
+}
 
 export class Gate {
 	/** Every live token by name; the owner's is `owner`. */
@@ -74,8 +84,7 @@ export class Gate {
 		if (this.#unauthorized === 1 || this.#unauthorized % UNAUTHORIZED_LOG_EVERY === 0) {
 			this.#log(`a2a-bridge: ${this.#unauthorized} unauthorized request(s) refused so far`);
 		}
-		const challenge =
-			r.kind === "invalid_token" ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
+		const challenge = r.kind === "invalid_token" ? INVALID_TOKEN_CHALLENGE : `Bearer realm="${REALM}"`;
 		return refuse(route, r.kind, { "www-authenticate": challenge });
 	}
 }

@@ -8,6 +8,7 @@ import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MAX_BODY_BYTES, type ServerInfo } from "./facts.ts";
+import { identityEnded } from "./gate.ts";
 import type { Envelope } from "./jsonrpc.ts";
 import type { Session, SessionTable } from "./sessions.ts";
 import { toolsListMemo } from "./tools-list.ts";
@@ -46,6 +47,8 @@ export class LegacyMcp {
 		}
 		const msg = await readMessage(req, MAX_BODY_BYTES);
 		if (msg instanceof Response) return msg;
+		const ended = identityEnded(who, "mcp");
+		if (ended) return ended;
 		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params, who);
 		const session = this.#guardSession(req, who, msg.kind === "request" ? msg.id : null);
 		if (session instanceof Response) return session;
@@ -71,6 +74,7 @@ export class LegacyMcp {
 				: LATEST_LEGACY_VERSION;
 		const client = clientName(params?.clientInfo);
 		const session = this.#d.sessions.create(who.secretDigest, version, { tokenName: who.tokenName, client });
+		if (session === null) return rpcError("server_busy", id);
 		const result = {
 			protocolVersion: version,
 			capabilities: { tools: { listChanged: false } },

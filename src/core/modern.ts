@@ -8,6 +8,7 @@ import { readMessage } from "./body.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
+import { identityEnded } from "./gate.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
 import { declaresTasks, TASK_METHODS } from "./task-parse.ts";
 import { taskMethod } from "./task-route.ts";
@@ -46,6 +47,8 @@ export class ModernMcp {
 	async handle(req: Request, who: Identity, conn: Connection): Promise<Response> {
 		const msg = await readMessage(req, MAX_BODY_BYTES);
 		if (msg instanceof Response) return msg;
+		const ended = identityEnded(who, "mcp");
+		if (ended) return ended;
 		// The era defines no client notifications (a stream's close is the cancel): acknowledged, dropped.
 		if (msg.kind === "notification") return new Response(null, { status: 202 });
 		if (msg.kind === "response") return rpcError("invalid_request", msg.id);

@@ -36,11 +36,13 @@ export class BridgeServer {
 		this.#opts = opts;
 		const now = deps.now ?? Date.now;
 		this.#gate = new Gate(opts, deps.log);
-		const calls = new CallTable(deps, opts.sse);
+		const liveTokens = () => this.#gate.tokens.size;
+		const calls = new CallTable(deps, opts.sse, liveTokens);
 		this.calls = calls;
 		this.tasks = new TaskStore({ now });
 		this.sessions = new SessionTable({
 			now,
+			liveTokens,
 			...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
 			onEnd: sid => calls.cancelSession(sid),
 			isBusy: sid => calls.hasCalls(sid),
@@ -167,7 +169,13 @@ export class BridgeServer {
 		const own = session?.secretDigest === who.secretDigest ? session : undefined;
 		const handler = this.#opts.routes?.[route];
 		return handler
-			? handler.handle(req, { sid: own?.sid ?? null, tokenName: who.tokenName, client: own?.client ?? null, conn })
+			? handler.handle(req, {
+					sid: own?.sid ?? null,
+					tokenName: who.tokenName,
+					client: own?.client ?? null,
+					conn,
+					...(who.ended ? { ended: who.ended } : {}),
+				})
 			: notFound();
 	}
 }

@@ -1,13 +1,18 @@
 /**
- * MCP sessions, in memory only. Invariants: at most `max` live entries (the least recently seen
- * is evicted first); an entry idle longer than `ttlMs` is gone; a session answers only to the
- * digest of the secret that created it. Map insertion order doubles as the recency list.
+ * MCP sessions, in memory only. Invariants: at most `max` live entries; an entry idle longer than
+ * `ttlMs` is gone; a session answers only to the digest of the secret that created it. Fairness
+ * (contract §16): a token holds at most its share (`fairShare`); a new session never evicts or ends
+ * another token's session nor a busy one: over its share, or in a full table, a token's own least
+ * recently seen idle session makes room, else the answer is busy. Map insertion order is the recency list.
  */
 import { randomUUID } from "node:crypto";
 
 export const MAX_SESSIONS = 64;
 /** @internal */
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Each of `live` tokens may hold ⌊total / live⌋ (at least 1): the shares never add up past the total. */
+export const fairShare = (total: number, live: number): number => Math.max(1, Math.floor(total / Math.max(1, live)));
 
 export interface Session {
 	sid: string;
@@ -28,8 +33,10 @@ export interface SessionOptions {
 	ttlMs?: number;
 	/** Called for each session that ends (evicted, expired, deleted, revoked) so its calls can be cancelled. */
 	onEnd?: (sid: string) => void;
-	/** A session with calls in flight does not idle out, and is evicted only when every session is busy. */
+	/** A session with calls in flight does not idle out and is never evicted. */
 	isBusy?: (sid: string) => boolean;
+	/** How many tokens are live now (each gets an equal share of `max`). */
+	liveTokens?: () => number;
 }
 
 export type SessionLookup = { ok: true; session: Session } | { ok: false };
@@ -41,6 +48,7 @@ export class SessionTable {
 	readonly #ttlMs: number;
 	readonly #onEnd: (sid: string) => void;
 	readonly #isBusy: (sid: string) => boolean;
+	readonly #liveTokens: () => number;
 
 	constructor(opts: SessionOptions = {}) {
 		this.#now = opts.now ?? Date.now;
@@ -48,6 +56,7 @@ export class SessionTable {
 		this.#ttlMs = opts.ttlMs ?? SESSION_TTL_MS;
 		this.#onEnd = opts.onEnd ?? (() => {});
 		this.#isBusy = opts.isBusy ?? (() => false);
+		this.#liveTokens = opts.liveTokens ?? (() => 1);
 	}
 
 	get size(): number {
@@ -55,23 +64,24 @@ export class SessionTable {
 		return this.#byId.size;
 	}
 
+	/** A new session for `who.tokenName`, or null (server busy) when neither the table nor its share has room. */
 	create(
 		secretDigest: string,
 		protocolVersion: string,
 		who: { tokenName: string; client: string | null } = { tokenName: "owner", client: null },
-	): Session {
+	): Session | null {
 		this.#sweep();
-		while (this.#byId.size >= this.#max) {
-			let victim: string | undefined;
-			for (const sid of this.#byId.keys()) {
-				if (!this.#isBusy(sid)) {
-					victim = sid;
-					break;
-				}
-			}
-			victim ??= this.#byId.keys().next().value;
-			if (victim === undefined) break;
-			this.#end(victim);
+		const share = fairShare(this.#max, this.#liveTokens());
+		let own = 0;
+		let oldestIdle: string | undefined;
+		for (const [sid, s] of this.#byId) {
+			if (s.tokenName !== who.tokenName) continue;
+			own++;
+			if (oldestIdle === undefined && !this.#isBusy(sid)) oldestIdle = sid;
+		}
+		if (own >= share || this.#byId.size >= this.#max) {
+			if (oldestIdle === undefined) return null;
+			this.#end(oldestIdle);
 		}
 		const now = this.#now();
 		const session = { sid: randomUUID(), secretDigest, ...who, protocolVersion, createdAt: now, lastSeen: now };

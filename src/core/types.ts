@@ -102,6 +102,8 @@ export interface Connection {
 /** What an extra route gets besides the request: who is calling, and the connection it came on. */
 interface RouteContext extends CallerInfo {
 	conn: Connection;
+	/** Aborts when the caller's secret is revoked or rotated away (contract §16): routes check it after the body. */
+	ended?: AbortSignal;
 }
 
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */

@@ -1,5 +1,6 @@
 /** `/host-llm`: the HTTP face of the takeover switch (contract §8). */
 
+import { INVALID_TOKEN_CHALLENGE, routeError } from "../core/errors.ts";
 import type { ExtraRoute } from "../core/types.ts";
 import type { Takeover } from "./takeover.ts";
 
@@ -29,10 +30,12 @@ const error = (code: HostLlmCode, message: string, extra: object = {}): Response
 export function createHostLlmRoute(takeover: Takeover): ExtraRoute {
 	return {
 		methods: ["GET", "POST"],
-		async handle(req, { sid, tokenName }) {
+		async handle(req, { sid, tokenName, ended }) {
 			if (req.method === "GET") return Response.json(takeover.state());
 			const text = await readSmallBody(req);
 			if (text === null) return error("body_too_large", `request body larger than ${MAX_BODY_BYTES} bytes`);
+			// Contract §16: a secret revoked or rotated while the body was on its way switches nothing.
+			if (ended?.aborted) return routeError("invalid_token", { "www-authenticate": INVALID_TOKEN_CHALLENGE });
 			let body: unknown;
 			try {
 				body = JSON.parse(text);

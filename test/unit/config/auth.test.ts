@@ -57,7 +57,10 @@ describe("parseBearer", () => {
 
 describe("authenticate (owner token only)", () => {
 	const owner = new TokenSet([{ name: "owner", token: TOKEN }]);
-	const who = { ok: true, who: { tokenName: "owner", secretDigest: TokenSet.digest(TOKEN) } } as const;
+	const who = {
+		ok: true,
+		who: { tokenName: "owner", secretDigest: TokenSet.digest(TOKEN), ended: expect.any(AbortSignal) },
+	} as const;
 	const cases: Array<[string, string | null, ReturnType<typeof authenticate>]> = [
 		["no header", null, { ok: false, kind: "unauthorized" }],
 		["empty header", "", { ok: false, kind: "unauthorized" }],

@@ -13,6 +13,7 @@ import type {
 	ToolCallOutcome,
 	ToolCallRequest,
 } from "../../../src/core/types.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const TOKEN = "test-token-0123456789abcdefghijklmnopqrstuv"; // 43 chars
 const OTHER_TOKEN = "other-token-0123456789abcdefghijklmnopqrstu";
@@ -1343,9 +1344,62 @@ describe("BridgeServer named tokens", () => {
 		await h.server.handle(request("GET", "/x", as(CI, { "mcp-session-id": ci })));
 		await h.server.handle(request("GET", "/x", as(TOKEN, { "mcp-session-id": ci })));
 		expect(seen).toEqual([
-			{ sid: ci, tokenName: "ci", client: "cli", conn: NO_CONNECTION },
-			{ sid: null, tokenName: "owner", client: null, conn: NO_CONNECTION },
+			{ sid: ci, tokenName: "ci", client: "cli", conn: NO_CONNECTION, ended: expect.any(AbortSignal) },
+			{ sid: null, tokenName: "owner", client: null, conn: NO_CONNECTION, ended: expect.any(AbortSignal) },
 		]);
+	});
+
+	test("issue 20 item 4: one token floods calls -> it stops at its share (128 of 256 with 2 tokens); the other still runs", async () => {
+		const release = deferred();
+		const h = makeServer({
+			opts: { tokens: [{ name: "ci", token: CI }] },
+			callTool: async () => {
+				await release.promise;
+				return OK_OUTCOME;
+			},
+		});
+		const owner = await init(h, TOKEN, "flood");
+		const ci = await init(h, CI, "quiet");
+		const flood = Array.from({ length: 200 }, (_, i) =>
+			h.server.handle(post(toolCall("read", {}, i), as(TOKEN, { "mcp-session-id": owner }))),
+		);
+		const ciCall = h.server.handle(post(toolCall("read", {}, "ci-1"), as(CI, { "mcp-session-id": ci })));
+		await waitFor("129 calls entered", () => h.calls.length === 129, { timeoutMs: 10_000 });
+		expect(h.calls.filter(c => c.caller.tokenName === "owner").length).toBe(128);
+		expect(h.calls.filter(c => c.caller.tokenName === "ci").length).toBe(1);
+		release.resolve();
+		const answers = (await Promise.all(flood.map(async r => (await r).json()))) as Array<{
+			error?: { message: string };
+		}>;
+		expect(answers.filter(a => a.error?.message === "server busy").length).toBe(72);
+		expect(((await (await ciCall).json()) as { result?: unknown }).result).toBeDefined();
+	});
+
+	test("issue 20 item 3: a request whose headers passed but whose secret is revoked before its body ends -> 401, nothing runs", async () => {
+		for (const change of ["revoke", "rotate"] as const) {
+			const h = makeServer({ opts: { tokens: [{ name: "ci", token: CI }] } });
+			const sid = await init(h, CI, "cli");
+			let push: (s: string) => void = () => {};
+			let end: () => void = () => {};
+			const body = new ReadableStream<Uint8Array>({
+				start(c) {
+					push = s => c.enqueue(new TextEncoder().encode(s));
+					end = () => c.close();
+				},
+			});
+			const req = request("POST", "/", as(CI, { "mcp-session-id": sid }), body);
+			const answer = h.server.handle(req);
+			// The headers were checked when handle() was called; the body is still on its way.
+			push('{"jsonrpc":"2.0","id":5,"method":"tools/call",');
+			if (change === "revoke") h.server.revokeToken("ci");
+			else h.server.setToken("ci", `${CI}-rotated`);
+			push('"params":{"name":"bash","arguments":{"command":"x"}}}');
+			end();
+			const res = await answer;
+			expect(res.status).toBe(401);
+			expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
+			expect(h.calls.length).toBe(0);
+		}
 	});
 });
 

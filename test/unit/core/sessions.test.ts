@@ -1,11 +1,25 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_SESSIONS, SESSION_TTL_MS, SessionTable } from "../../../src/core/sessions.ts";
+import { fairShare, MAX_SESSIONS, SESSION_TTL_MS, type Session, SessionTable } from "../../../src/core/sessions.ts";
 
 const FP = "digest-a";
 const HOUR = 60 * 60 * 1000;
 
+/** A session the table had room for (every create here fits). */
+function open(
+	table: SessionTable,
+	fp: string,
+	version: string,
+	who?: { tokenName: string; client: string | null },
+): Session {
+	const s = table.create(fp, version, who);
+	if (s === null) throw new Error("no room");
+	return s;
+}
+
 /** A table on a manual clock, recording every ended sid. */
-function makeTable(opts: { max?: number; ttlMs?: number } = {}) {
+function makeTable(
+	opts: { max?: number; ttlMs?: number; liveTokens?: () => number; isBusy?: (sid: string) => boolean } = {},
+) {
 	const clock = { t: 1_000_000 };
 	const ended: string[] = [];
 	const table = new SessionTable({ now: () => clock.t, ...opts, onEnd: sid => ended.push(sid) });
@@ -20,16 +34,16 @@ describe("SessionTable limits", () => {
 
 	test("create -> UUIDv4 sid, fields filled from the clock", () => {
 		const { table, clock } = makeTable();
-		const s = table.create(FP, "2025-06-18");
+		const s = open(table, FP, "2025-06-18");
 		expect(s.sid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 		expect(s).toMatchObject({ secretDigest: FP, protocolVersion: "2025-06-18", createdAt: clock.t, lastSeen: clock.t });
-		expect(table.create(FP, "2025-06-18").sid).not.toBe(s.sid);
+		expect(open(table, FP, "2025-06-18").sid).not.toBe(s.sid);
 	});
 
 	test("64 creates -> all live, nothing ended", () => {
 		const { table, clock, ended } = makeTable();
 		for (let i = 0; i < 64; i++) {
-			table.create(FP, "v");
+			open(table, FP, "v");
 			clock.t += 1;
 		}
 		expect(table.size).toBe(64);
@@ -40,10 +54,10 @@ describe("SessionTable limits", () => {
 		const { table, clock, ended } = makeTable();
 		const sids: string[] = [];
 		for (let i = 0; i < 64; i++) {
-			sids.push(table.create(FP, "v").sid);
+			sids.push(open(table, FP, "v").sid);
 			clock.t += 1;
 		}
-		const newest = table.create(FP, "v").sid;
+		const newest = open(table, FP, "v").sid;
 		expect(table.size).toBe(64);
 		expect(ended).toEqual([sids[0] as string]);
 		expect(table.touch(sids[0] as string, FP).ok).toBe(false);
@@ -54,13 +68,13 @@ describe("SessionTable limits", () => {
 		const { table, clock, ended } = makeTable();
 		const sids: string[] = [];
 		for (let i = 0; i < 64; i++) {
-			sids.push(table.create(FP, "v").sid);
+			sids.push(open(table, FP, "v").sid);
 			clock.t += 1;
 		}
 		const [first, second] = sids as [string, string];
 		expect(table.touch(first, FP).ok).toBe(true);
 		clock.t += 1;
-		table.create(FP, "v");
+		open(table, FP, "v");
 		expect(ended).toEqual([second]);
 		expect(table.peek(first)).toBeDefined();
 		expect(table.peek(second)).toBeUndefined();
@@ -70,14 +84,14 @@ describe("SessionTable limits", () => {
 describe("SessionTable TTL", () => {
 	test("idle exactly 24 h -> still live", () => {
 		const { table, clock } = makeTable();
-		const s = table.create(FP, "v");
+		const s = open(table, FP, "v");
 		clock.t += SESSION_TTL_MS;
 		expect(table.touch(s.sid, FP).ok).toBe(true);
 	});
 
 	test("idle 24 h + 1 ms -> not found, onEnd called", () => {
 		const { table, clock, ended } = makeTable();
-		const s = table.create(FP, "v");
+		const s = open(table, FP, "v");
 		clock.t += SESSION_TTL_MS + 1;
 		expect(table.peek(s.sid)).toBeUndefined();
 		expect(table.touch(s.sid, FP).ok).toBe(false);
@@ -87,7 +101,7 @@ describe("SessionTable TTL", () => {
 
 	test("touch at 23 h refreshes -> live 23 h later (46 h after creation)", () => {
 		const { table, clock } = makeTable();
-		const s = table.create(FP, "v");
+		const s = open(table, FP, "v");
 		clock.t += 23 * HOUR;
 		const hit = table.touch(s.sid, FP);
 		expect(hit.ok && hit.session.lastSeen).toBe(clock.t);
@@ -97,7 +111,7 @@ describe("SessionTable TTL", () => {
 
 	test("has() does not refresh -> session expires 24 h after the last touch", () => {
 		const { table, clock } = makeTable();
-		const s = table.create(FP, "v");
+		const s = open(table, FP, "v");
 		clock.t += 23 * HOUR;
 		expect(table.peek(s.sid)).toBeDefined();
 		clock.t += 2 * HOUR;
@@ -106,10 +120,10 @@ describe("SessionTable TTL", () => {
 
 	test("expired sessions are swept on size and create -> onEnd for each", () => {
 		const { table, clock, ended } = makeTable();
-		const a = table.create(FP, "v").sid;
-		const b = table.create(FP, "v").sid;
+		const a = open(table, FP, "v").sid;
+		const b = open(table, FP, "v").sid;
 		clock.t += SESSION_TTL_MS + 1;
-		const c = table.create(FP, "v").sid;
+		const c = open(table, FP, "v").sid;
 		expect(ended.sort()).toEqual([a, b].sort());
 		expect(table.size).toBe(1);
 		expect(table.peek(c)).toBeDefined();
@@ -117,7 +131,7 @@ describe("SessionTable TTL", () => {
 
 	test("ttlMs option -> overrides the default", () => {
 		const { table, clock } = makeTable({ ttlMs: 1000 });
-		const s = table.create(FP, "v");
+		const s = open(table, FP, "v");
 		clock.t += 1001;
 		expect(table.touch(s.sid, FP).ok).toBe(false);
 	});
@@ -131,7 +145,7 @@ describe("SessionTable lookup", () => {
 
 	test("wrong secret digest -> not found, session left alive and unrefreshed", () => {
 		const { table, clock, ended } = makeTable();
-		const s = table.create(FP, "v");
+		const s = open(table, FP, "v");
 		clock.t += 1000;
 		expect(table.touch(s.sid, "other-digest")).toEqual({ ok: false });
 		expect(s.lastSeen).toBe(clock.t - 1000);
@@ -141,11 +155,47 @@ describe("SessionTable lookup", () => {
 
 	test("delete -> true once, onEnd called, then not found", () => {
 		const { table, ended } = makeTable();
-		const s = table.create(FP, "v");
+		const s = open(table, FP, "v");
 		expect(table.delete(s.sid)).toBe(true);
 		expect(ended).toEqual([s.sid]);
 		expect(table.touch(s.sid, FP).ok).toBe(false);
 		expect(table.delete(s.sid)).toBe(false);
 		expect(ended).toEqual([s.sid]);
+	});
+});
+
+describe("SessionTable fairness (contract §16, issue 20 item 4)", () => {
+	const A = { tokenName: "a", client: null };
+	const B = { tokenName: "b", client: null };
+	test("shares: ⌊64 / live tokens⌋, at least 1, never adding up past 64", () => {
+		expect([1, 2, 3, 64, 65, 200].map(n => fairShare(64, n))).toEqual([64, 32, 21, 1, 1, 1]);
+	});
+
+	test("one token's initialize flood evicts only its own idle sessions; the other token's stay", () => {
+		const { table, clock, ended } = makeTable({ liveTokens: () => 2 });
+		const bs = Array.from({ length: 10 }, () => open(table, "fb", "v", B).sid);
+		const as: string[] = [];
+		for (let i = 0; i < 500; i++) {
+			clock.t += 1;
+			as.push(open(table, "fa", "v", A).sid);
+		}
+		expect(table.byToken().get("a")?.length).toBe(32);
+		for (const sid of bs) expect(table.touch(sid, "fb").ok).toBe(true);
+		expect(ended.every(sid => as.includes(sid))).toBe(true);
+		// b still has room up to its own share.
+		for (let i = 0; i < 22; i++) open(table, "fb", "v", B);
+		expect(table.size).toBe(64);
+	});
+
+	test("over its share with every own session busy -> busy (null); a busy session is never ended", () => {
+		const busy = new Set<string>();
+		const { table, ended } = makeTable({ max: 4, liveTokens: () => 2, isBusy: sid => busy.has(sid) });
+		for (let i = 0; i < 2; i++) busy.add(open(table, "fa", "v", A).sid);
+		expect(table.create("fa", "v", A)).toBeNull();
+		expect(ended).toEqual([]);
+		// A full table of busy sessions of another token refuses too: nothing of b's is touched.
+		for (let i = 0; i < 2; i++) busy.add(open(table, "fb", "v", B).sid);
+		expect(table.create("fc", "v", { tokenName: "c", client: null })).toBeNull();
+		expect(ended).toEqual([]);
 	});
 });
