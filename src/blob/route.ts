@@ -46,13 +46,15 @@ export interface BlobDeps {
 /** The `/blob` route: replace (PUT), append (POST), download (GET) and size (HEAD), per contract §7. */
 export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 	let uploading = 0;
+	/** Uploads in flight per token name: each token stops at its share (contract §16). */
+	const byToken = new Map<string, number>();
 	const locks = new FileLocks();
 	const sending = new Sending();
 	const digests = new DigestCache();
 
 	return {
 		methods: BLOB_METHODS,
-		handle: async (req, { sid, tokenName, client, conn, ended }) => {
+		handle: async (req, { sid, tokenName, client, conn, ended, shareOf }) => {
 			const writes = isUpload(req.method);
 			const tool = writes ? "blob:write" : "blob:read";
 			const who = { sid, tokenName, ...(client ? { client } : {}) };
@@ -94,21 +96,26 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 			if (req.method === "POST" && (req.body === null || req.headers.get("content-length") === "0")) {
 				return refuse(path, offset, "empty_body", EMPTY_BODY);
 			}
-			if (uploading >= MAX_UPLOADS_IN_FLIGHT) {
-				return refuse(
-					path,
-					offset,
-					"too_many_uploads",
-					`${MAX_UPLOADS_IN_FLIGHT} uploads are in progress; retry later`,
-				);
+			const mine = byToken.get(tokenName) ?? 0;
+			const share = shareOf?.(MAX_UPLOADS_IN_FLIGHT) ?? MAX_UPLOADS_IN_FLIGHT;
+			if (uploading >= MAX_UPLOADS_IN_FLIGHT || mine >= share) {
+				const why =
+					mine >= share
+						? `this token's ${share} uploads are in progress`
+						: `${MAX_UPLOADS_IN_FLIGHT} uploads are in progress`;
+				return refuse(path, offset, "too_many_uploads", `${why}; retry later`);
 			}
 			uploading++;
+			byToken.set(tokenName, mine + 1);
 			try {
 				const expected = { whole: whole.value, part: part.value };
 				const write = req.method === "PUT" ? put : post;
 				return await holding(conn, () => write(req, path, offset, expected, ctx, locks));
 			} finally {
 				uploading--;
+				const left = (byToken.get(tokenName) ?? 1) - 1;
+				if (left > 0) byToken.set(tokenName, left);
+				else byToken.delete(tokenName);
 			}
 		},
 	};

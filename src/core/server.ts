@@ -14,7 +14,7 @@ import { Gate, type Route, refuse } from "./gate.ts";
 import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
-import { SessionTable } from "./sessions.ts";
+import { fairShare, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import { TaskStore, taskWindowMs } from "./tasks.ts";
 import type { BridgeDeps, Connection, InFlightCall, ServerOptions } from "./types.ts";
@@ -175,6 +175,7 @@ export class BridgeServer {
 					client: own?.client ?? null,
 					conn,
 					...(who.ended ? { ended: who.ended } : {}),
+					shareOf: total => fairShare(total, this.#gate.tokens.size),
 				})
 			: notFound();
 	}

@@ -104,6 +104,8 @@ interface RouteContext extends CallerInfo {
 	conn: Connection;
 	/** Aborts when the caller's secret is revoked or rotated away (contract §16): routes check it after the body. */
 	ended?: AbortSignal;
+	/** This token's share of a route's `total` slots now (contract §16: no token holds them all). */
+	shareOf?: (total: number) => number;
 }
 
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */

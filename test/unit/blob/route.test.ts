@@ -171,6 +171,37 @@ describe("createBlobRoute (handle without a socket)", () => {
 		expect(readFileSync(join(dir, "cwd", "locked"), "utf8")).toBe("first+");
 	});
 
+	test("issue 20 item 4: a token at its share of uploads -> 503 too_many_uploads; another token still uploads", async () => {
+		const as = (tokenName: string, path: string, body: ReadableStream<Uint8Array> | string) =>
+			route.handle(new Request(`http://127.0.0.1:9/blob?path=${path}`, { method: "POST", body }), {
+				sid: null,
+				tokenName,
+				client: null,
+				conn: NO_CONNECTION,
+				shareOf: () => 2,
+			});
+		const one = pushBody();
+		const two = pushBody();
+		const first = as("a", "a1", one.body);
+		const second = as("a", "a2", two.body);
+		const third = await as("a", "a3", "x");
+		expect(third.status).toBe(503);
+		expect(await third.json()).toMatchObject({
+			code: "too_many_uploads",
+			error: expect.stringContaining("this token's 2 uploads"),
+		});
+		const other = await as("b", "b1", "y");
+		expect(other.status).toBe(200);
+		for (const p of [one, two]) {
+			p.push.enqueue(new TextEncoder().encode("z"));
+			p.push.close();
+		}
+		expect((await first).status).toBe(200);
+		expect((await second).status).toBe(200);
+		// The share frees with the uploads.
+		expect((await as("a", "a4", "w")).status).toBe(200);
+	});
+
 	test("a body that errors mid-stream -> what arrived stays, audit says client disconnected, lock released", async () => {
 		const { body, push } = pushBody();
 		push.enqueue(new TextEncoder().encode("partial"));

@@ -1344,8 +1344,22 @@ describe("BridgeServer named tokens", () => {
 		await h.server.handle(request("GET", "/x", as(CI, { "mcp-session-id": ci })));
 		await h.server.handle(request("GET", "/x", as(TOKEN, { "mcp-session-id": ci })));
 		expect(seen).toEqual([
-			{ sid: ci, tokenName: "ci", client: "cli", conn: NO_CONNECTION, ended: expect.any(AbortSignal) },
-			{ sid: null, tokenName: "owner", client: null, conn: NO_CONNECTION, ended: expect.any(AbortSignal) },
+			{
+				sid: ci,
+				tokenName: "ci",
+				client: "cli",
+				conn: NO_CONNECTION,
+				ended: expect.any(AbortSignal),
+				shareOf: expect.any(Function),
+			},
+			{
+				sid: null,
+				tokenName: "owner",
+				client: null,
+				conn: NO_CONNECTION,
+				ended: expect.any(AbortSignal),
+				shareOf: expect.any(Function),
+			},
 		]);
 	});
 
