@@ -36,7 +36,7 @@ export interface AuditRecord {
 	/** The name of the caller's token (`owner` or a named token), when a caller asked; the line's `token`. */
 	tokenName?: string;
 	client?: string | null;
-	phase: "start" | "done";
+	phase: "start" | "done" | "refused";
 	tool: string;
 	args: unknown;
 	isError?: boolean;
@@ -85,9 +85,22 @@ export interface AuditOptions {
 export interface AuditLog {
 	path: string;
 	write(record: AuditRecord): void;
-	calls: CallAudit;
+	calls: Required<CallAudit>;
 	failures(): number;
 	flush(): Promise<void>;
+}
+
+/** Contract §16: per token, the first refusal of a window is written at once, the rest as one count at its end. */
+export const REFUSAL_WINDOW_MS = 1000;
+/** Distinct tool names a coalesced record lists (each capped like every field). */
+const REFUSAL_TOOLS_SHOWN = 8;
+
+interface RefusalWindow {
+	until: number;
+	count: number;
+	tools: Set<string>;
+	client: string | null | undefined;
+	timer: ReturnType<typeof setTimeout>;
 }
 
 export function createAuditLog(opts: AuditOptions): AuditLog {
@@ -154,10 +167,58 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		}
 	};
 
+	// One open window per token name: bounded by the live tokens.
+	const windows = new Map<string, RefusalWindow>();
+	const closeWindow = (name: string): void => {
+		const w = windows.get(name);
+		if (!w) return;
+		windows.delete(name);
+		clearTimeout(w.timer);
+		if (w.count === 0) return;
+		write({
+			id: crypto.randomUUID(),
+			sid: null,
+			tokenName: name,
+			client: w.client,
+			phase: "refused",
+			tool: [...w.tools][0] ?? "",
+			args: null,
+			count: w.count,
+			tools: [...w.tools],
+		});
+	};
+	const refused: Required<CallAudit>["refused"] = c => {
+		const name = c.tokenName ?? "";
+		const t = now().getTime();
+		const open = windows.get(name);
+		if (open && t < open.until) {
+			open.count++;
+			if (open.tools.size < REFUSAL_TOOLS_SHOWN) open.tools.add(c.tool);
+			return;
+		}
+		closeWindow(name);
+		write({
+			id: c.id,
+			sid: c.sid,
+			phase: "refused",
+			tool: c.tool,
+			args: c.args,
+			tokenName: c.tokenName,
+			client: c.client,
+			reason: c.reason,
+			count: 1,
+			...(c.task !== undefined ? { task: c.task } : {}),
+		});
+		const timer = setTimeout(() => closeWindow(name), REFUSAL_WINDOW_MS);
+		timer.unref?.();
+		windows.set(name, { until: t + REFUSAL_WINDOW_MS, count: 0, tools: new Set(), client: c.client, timer });
+	};
+
 	return {
 		path: opts.path,
 		write,
 		calls: {
+			refused,
 			start: async c =>
 				write({
 					id: c.id,
@@ -185,6 +246,9 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 				}),
 		},
 		failures: () => failed,
-		flush: async () => close(),
+		flush: async () => {
+			for (const name of [...windows.keys()]) closeWindow(name);
+			close();
+		},
 	};
 }

@@ -40,8 +40,13 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 	closed?.addEventListener("abort", onClose, { once: true });
 	let work: Promise<ToolCallOutcome> | undefined;
 	let settled = false;
-	try {
+	let begun = false;
+	const begin = async () => {
+		if (begun) return;
+		begun = true;
 		await deps.audit?.start(record);
+	};
+	try {
 		let outcome: ToolCallOutcome | null;
 		try {
 			work = deps.callTool({
@@ -50,6 +55,7 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 				args,
 				signal: call.controller.signal,
 				caller,
+				begin,
 				...(onProgress ? { onProgress } : {}),
 				...(sse ? { onBackgrounded: () => sse.backgrounded() } : {}),
 			});
@@ -61,9 +67,16 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 			outcome = await raceAbort(work, call.controller.signal);
 		} catch (err) {
 			// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
+			await begin();
 			await deps.audit?.done({ ...record, isError: true });
 			throw err;
 		}
+		if (!begun && outcome?.refused) {
+			deps.audit?.refused?.({ ...record, reason: refusalText(outcome) });
+			return outcome;
+		}
+		// An adapter that does not call `begin` (or a call cancelled before it): start and done are written now.
+		await begin();
 		await deps.audit?.done({
 			...record,
 			isError: outcome === null || outcome.isError,
@@ -76,6 +89,9 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 		ended(work !== undefined && !settled ? work : null);
 	}
 }
+
+const refusalText = (o: ToolCallOutcome): string =>
+	o.invalidArgs ?? o.content.map(c => (c.type === "text" ? c.text : "")).join(" ");
 
 export function abort(call: InFlightCall): void {
 	call.cancelled = true;

@@ -28,6 +28,8 @@ export interface ToolCallOutcome {
 	isError: boolean;
 	/** Set when the arguments failed the tool's schema: the call is answered `-32602` with this text. */
 	invalidArgs?: string;
+	/** Refused before anything ran (unknown tool, bad arguments, no Main): audited as a coalesced refusal. */
+	refused?: true;
 }
 
 /** Who made a call: the session (null in the 2026-07-28 era), the token's name and the client's name. */
@@ -47,6 +49,11 @@ export interface ToolCallRequest {
 	onProgress?: (text: string) => void;
 	/** Present in SSE mode: the host backgrounded the call and stopped forwarding output. */
 	onBackgrounded?: () => void;
+	/**
+	 * Writes the call's `start` record; the adapter awaits it just before the tool runs. A call the
+	 * adapter refuses first never begins: it gets one coalesced `refused` record instead of start/done.
+	 */
+	begin?: () => Promise<void>;
 }
 
 /** Audit seam: `start` is awaited before the tool runs, `done` before the response goes out. */
@@ -73,6 +80,17 @@ export interface CallAudit {
 		abandoned?: boolean;
 		task?: string;
 	}): Promise<void>;
+	/** A call refused before it began (contract §16): coalesced per token, so a flood cannot rotate history away. */
+	refused?(call: {
+		id: string;
+		sid: string | null;
+		tokenName?: string;
+		client?: string | null;
+		tool: string;
+		args: unknown;
+		reason: string;
+		task?: string;
+	}): void;
 }
 
 export interface BridgeDeps {

@@ -55,12 +55,14 @@ export class HostBridge {
 
 	async callTool(req: ToolCallRequest): Promise<ToolCallOutcome> {
 		const main = this.#host.mainSession();
-		if (main === null) return failure(MAIN_UNAVAILABLE);
+		if (main === null) return refusal(MAIN_UNAVAILABLE);
 		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
-		if (!tool) return failure(notExposed(req.name));
+		if (!tool) return refusal(notExposed(req.name));
 		const checked = checkArgs(this.#host, tool, req.name, req.args);
-		if (!checked.ok) return { ...failure(checked.message), invalidArgs: checked.message };
+		if (!checked.ok) return { ...refusal(checked.message), invalidArgs: checked.message };
 		const args = checked.args;
+		// The start record is on disk before the tool runs; a call refused above never began.
+		await req.begin?.();
 		this.#emit(main, { type: "tool_execution_start", toolCallId: req.callId, toolName: req.name, args });
 		const onUpdate = req.onProgress
 			? (partial: HostToolResult) => {
@@ -149,3 +151,4 @@ export function textOf(content: unknown): string {
 }
 
 const failure = (text: string): ToolCallOutcome => ({ content: [{ type: "text", text }], isError: true });
+const refusal = (text: string): ToolCallOutcome => ({ ...failure(text), refused: true });

@@ -9,6 +9,7 @@ import {
 	createAuditLog,
 	defaultAuditPath,
 	RECORD_MAX_BYTES,
+	REFUSAL_WINDOW_MS,
 	recordLine,
 } from "../../../src/audit/log.ts";
 
@@ -311,5 +312,79 @@ describe("createAuditLog caps (contract §15)", () => {
 		await log.calls.start({ id: "p", sid: SID, tool: "bash", args });
 		const rec = JSON.parse(readLines(path)[0] ?? "{}");
 		expect(rec.args).toBe('{"__proto__":{"command":"rm -rf /"},"x":1}');
+	});
+});
+
+describe("refusals coalesced per token (contract §16, issue 20 item 5)", () => {
+	test("2,000 refused calls in one second -> 2 records; every earlier record stays in the file, nothing rotated", async () => {
+		const p = join(dir, "audit.log");
+		let t = FIXED_DATE.getTime();
+		const log = createAuditLog({ path: p, log: () => {}, maxBytes: 64 * 1024, now: () => new Date(t) });
+		for (let i = 0; i < 20; i++) {
+			await log.calls.start({ id: `real-${i}`, sid: SID, tool: "read", args: { path: `/f${i}` }, tokenName: "ci" });
+			await log.calls.done({
+				id: `real-${i}`,
+				sid: SID,
+				tool: "read",
+				args: { path: `/f${i}` },
+				tokenName: "ci",
+				isError: false,
+			});
+		}
+		const before = readLines(p);
+		const big = { pad: Array.from({ length: 8 }, (_, i) => `${i}`.repeat(110)) };
+		for (let i = 0; i < 2000; i++) {
+			log.calls.refused({
+				id: `r${i}`,
+				sid: SID,
+				tokenName: "ci",
+				client: "flood",
+				tool: `nope-${i % 3}`,
+				args: big,
+				reason: "not exposed",
+			});
+			if (i === 999) t += 10; // still inside the window
+		}
+		await log.flush();
+		const lines = readLines(p);
+		expect(lines.slice(0, before.length)).toEqual(before);
+		expect(existsSync(`${p}.1`)).toBe(false);
+		const refused = lines.slice(before.length).map(l => JSON.parse(l));
+		expect(refused.length).toBe(2);
+		expect(refused[0]).toMatchObject({
+			phase: "refused",
+			id: "r0",
+			token: "ci",
+			client: "flood",
+			tool: "nope-0",
+			count: 1,
+		});
+		expect(refused[1]).toMatchObject({
+			phase: "refused",
+			token: "ci",
+			count: 1999,
+			tools: ["nope-1", "nope-2", "nope-0"],
+		});
+	});
+
+	test("each token has its own window; a refusal after the window opens a new one", async () => {
+		const p = join(dir, "audit.log");
+		let t = FIXED_DATE.getTime();
+		const log = createAuditLog({ path: p, log: () => {}, now: () => new Date(t) });
+		const r = (tokenName: string, id: string) =>
+			log.calls.refused({ id, sid: null, tokenName, tool: "x", args: {}, reason: "not exposed" });
+		r("a", "a1");
+		r("b", "b1");
+		r("a", "a2");
+		t += REFUSAL_WINDOW_MS;
+		r("a", "a3");
+		await log.flush();
+		const recs = readLines(p).map(l => JSON.parse(l));
+		expect(recs.map(x => [x.token, x.count, x.id.length > 3 ? "summary" : x.id])).toEqual([
+			["a", 1, "a1"],
+			["b", 1, "b1"],
+			["a", 1, "summary"],
+			["a", 1, "a3"],
+		]);
 	});
 });

@@ -73,6 +73,8 @@ function makeServer(o: HarnessOptions = {}): Harness {
 		instructions: "Tools of the omp host on this machine.",
 		listTools: o.listTools ?? (() => TOOLS),
 		callTool: async req => {
+			// Like the host adapter: the start record is written just before the tool runs.
+			await req.begin?.();
 			h.calls.push(req);
 			h.events.push(`tool:${req.callId}`);
 			return o.callTool ? o.callTool(req) : OK_OUTCOME;

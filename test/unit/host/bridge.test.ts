@@ -318,7 +318,11 @@ describe("HostBridge.callTool", () => {
 	test("unknown name -> isError with \"tool 'x' is not exposed by this bridge\"", async () => {
 		const f = fakeHost({ tools: [fakeTool("read").tool] });
 		const out = await new HostBridge(f.host).callTool(callReq("x"));
-		expect(out).toEqual({ content: [{ type: "text", text: "tool 'x' is not exposed by this bridge" }], isError: true });
+		expect(out).toEqual({
+			content: [{ type: "text", text: "tool 'x' is not exposed by this bridge" }],
+			isError: true,
+			refused: true,
+		});
 		expect(notExposed("x")).toBe("tool 'x' is not exposed by this bridge");
 	});
 
@@ -328,6 +332,7 @@ describe("HostBridge.callTool", () => {
 		const out = await new HostBridge(f.host).callTool(callReq("xd://bash"));
 		expect(out).toEqual({
 			content: [{ type: "text", text: "tool 'xd://bash' is not exposed by this bridge" }],
+			refused: true,
 			isError: true,
 		});
 		expect(alias.execCalls).toEqual([]);
@@ -338,7 +343,11 @@ describe("HostBridge.callTool", () => {
 		const f = fakeHost({ tools: [fakeTool("read").tool] });
 		f.setMain(null);
 		const out = await new HostBridge(f.host).callTool(callReq("read"));
-		expect(out).toEqual({ content: [{ type: "text", text: "main session not available" }], isError: true });
+		expect(out).toEqual({
+			content: [{ type: "text", text: "main session not available" }],
+			isError: true,
+			refused: true,
+		});
 		expect(MAIN_UNAVAILABLE).toBe("main session not available");
 	});
 
