@@ -5,12 +5,13 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { callTool, type Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 interface Rec {
 	ts: string;
 	id: string;
 	sid: string | null;
-	phase: "start" | "done";
+	phase: "start" | "done" | "refused";
 	tool: string;
 	isError?: boolean;
 	args: string;
@@ -49,12 +50,19 @@ describe("audit log of a real host", () => {
 		expect(statSync(host.auditPath).mode & 0o777).toBe(0o600);
 	}, 60_000);
 
-	test("a call refused at the exposure gate is recorded as an error pair", async () => {
+	test("a call refused at the exposure gate never begins: a coalesced refused record names it (contract §16)", async () => {
 		const r = await callTool(host, sid, "xd://bash", { command: "echo nope" });
 		expect((r.body.result as { isError: boolean }).isError).toBe(true);
-		const recs = readLog(host.auditPath).filter(x => x.tool === "xd://bash");
-		expect(recs.map(x => x.phase)).toEqual(["start", "done"]);
-		expect(recs[1]?.isError).toBe(true);
+		const named = (rec: object) => {
+			const x = rec as Record<string, unknown>;
+			return (
+				x.phase === "refused" &&
+				(x.tool === "xd://bash" || (x.tools as unknown[] | undefined)?.includes("xd://bash") === true)
+			);
+		};
+		// At once when it opens the token's window, else in the count written when the window closes (1 s).
+		await waitFor("a refused record naming xd://bash", () => readLog(host.auditPath).some(named));
+		expect(readLog(host.auditPath).some(x => x.tool === "xd://bash" && x.phase !== "refused")).toBe(false);
 	}, 30_000);
 
 	test("long string leaves are hashed, the token never appears", async () => {
@@ -73,10 +81,10 @@ describe("audit log of a real host", () => {
 			const r = await callTool(host, sid, `x${i}${"y".repeat(1_500_000)}`, {});
 			expect((r.body.result as { isError: boolean }).isError).toBe(true);
 		}
+		await waitFor("the refusals recorded", () => readFileSync(host.auditPath, "utf8").includes("<len:1500002,sha256:"));
 		const text = readFileSync(host.auditPath, "utf8");
 		expect(text).toContain(marker);
 		for (const line of text.split("\n").filter(Boolean)) expect(Buffer.byteLength(line)).toBeLessThanOrEqual(8192);
-		expect(text).toContain("<len:1500002,sha256:");
 	}, 60_000);
 
 	test("a /blob error naming a 6,000-char path -> its error text is capped like an args leaf", async () => {
