@@ -90,7 +90,10 @@ export interface AuditLog {
 	flush(): Promise<void>;
 }
 
-/** Contract §16: per token, the first refusal of a window is written at once, the rest as one count at its end. */
+/**
+ * Contract §16: per token, the first refusal of a window is written at once, the rest as one count at its end.
+ * @internal
+ */
 export const REFUSAL_WINDOW_MS = 1000;
 /** Distinct tool names a coalesced record lists (each capped like every field). */
 const REFUSAL_TOOLS_SHOWN = 8;
