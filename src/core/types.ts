@@ -56,41 +56,30 @@ export interface ToolCallRequest {
 	begin?: () => Promise<void>;
 }
 
+/** What every audit record of a call names. */
+interface AuditedCall {
+	id: string;
+	sid: string | null;
+	tokenName?: string;
+	client?: string | null;
+	tool: string;
+	args: unknown;
+	task?: string;
+}
+
 /** Audit seam: `start` is awaited before the tool runs, `done` before the response goes out. */
 export interface CallAudit {
-	start(call: {
-		id: string;
-		sid: string | null;
-		tool: string;
-		args: unknown;
-		tokenName?: string;
-		client?: string | null;
-		task?: string;
-	}): Promise<void>;
-	done(call: {
-		id: string;
-		sid: string | null;
-		tokenName?: string;
-		client?: string | null;
-		tool: string;
-		args: unknown;
-		isError: boolean;
-		cancelled?: boolean;
-		/** The caller had gone away (2025 eras) before the call ended. */
-		abandoned?: boolean;
-		task?: string;
-	}): Promise<void>;
+	start(call: AuditedCall): Promise<void>;
+	done(
+		call: AuditedCall & {
+			isError: boolean;
+			cancelled?: boolean;
+			/** The caller had gone away (2025 eras) before the call ended. */
+			abandoned?: boolean;
+		},
+	): Promise<void>;
 	/** A call refused before it began (contract §16): coalesced per token, so a flood cannot rotate history away. */
-	refused?(call: {
-		id: string;
-		sid: string | null;
-		tokenName?: string;
-		client?: string | null;
-		tool: string;
-		args: unknown;
-		reason: string;
-		task?: string;
-	}): void;
+	refused?(call: AuditedCall & { reason: string }): void;
 }
 
 export interface BridgeDeps {

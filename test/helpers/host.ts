@@ -295,13 +295,22 @@ export async function rpcPost(
 }
 
 /** initialize → returns the session id. */
-export async function openSession(host: Host, version = "2025-11-25"): Promise<string> {
-	const res = await rpcPost(host, {
-		jsonrpc: "2.0",
-		id: 0,
-		method: "initialize",
-		params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "test", version: "0" } },
-	});
+/** A 2025 session; `as` opens it with another token's secret and client name (the owner's, "test" by default). */
+export async function openSession(
+	host: Host,
+	version = "2025-11-25",
+	as: { secret?: string; client?: string } = {},
+): Promise<string> {
+	const res = await rpcPost(
+		host,
+		{
+			jsonrpc: "2.0",
+			id: 0,
+			method: "initialize",
+			params: { protocolVersion: version, capabilities: {}, clientInfo: { name: as.client ?? "test", version: "0" } },
+		},
+		as.secret === undefined ? {} : { authorization: `Bearer ${as.secret}` },
+	);
 	const sid = res.headers.get("mcp-session-id");
 	if (res.status !== 200 || !sid) throw new Error(`initialize failed: ${res.status} ${await res.text()}`);
 	await res.text();

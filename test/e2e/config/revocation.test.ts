@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { auditRecords } from "../../helpers/audit.ts";
-import { type Host, rpcPost, useSharedHost } from "../../helpers/host.ts";
+import { type Host, openSession, rpcPost, useSharedHost } from "../../helpers/host.ts";
 import { envelope, MODERN } from "../../helpers/modern.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
@@ -48,22 +48,7 @@ async function rotate(name: string): Promise<string> {
 	return entry.token;
 }
 
-async function open(secret: string, client = "revocation-test"): Promise<string> {
-	const res = await rpcPost(
-		host,
-		{
-			jsonrpc: "2.0",
-			id: 0,
-			method: "initialize",
-			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: client, version: "1" } },
-		},
-		auth(secret),
-	);
-	const sid = res.headers.get("mcp-session-id");
-	const text = await res.text();
-	if (res.status !== 200 || !sid) throw new Error(`initialize failed: ${res.status} ${text}`);
-	return sid;
-}
+const open = (secret: string, client = "revocation-test") => openSession(host, "2025-11-25", { secret, client });
 
 async function endSession(secret: string, sid: string): Promise<void> {
 	const res = await fetch(host.url, { method: "DELETE", headers: { ...auth(secret), "mcp-session-id": sid } });
