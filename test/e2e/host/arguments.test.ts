@@ -16,7 +16,7 @@ useSharedHost({ session: true }, h => ({ host, sid } = h));
 const records = () => auditRecords<{ phase: string; tool: string; args: string; isError?: boolean }>(host);
 
 describe("arguments checked before execute", () => {
-	test("read {} -> -32602 naming `path`; audited as received, as an error", async () => {
+	test("read {} -> -32602 naming `path`; audited as received, as a refusal that never began (contract §16)", async () => {
 		const r = await callTool(host, sid, "read", {}, 11);
 		expect(r.status).toBe(200);
 		const error = r.body.error as { code: number; message: string };
@@ -24,9 +24,9 @@ describe("arguments checked before execute", () => {
 		expect(error.message).toContain("read");
 		expect(error.message).toContain("path");
 		expect(error.message).not.toContain("TypeError");
+		// The file's first refusal opens the token's window, so it is written at once, before the reply.
 		const recs = records().filter(x => x.tool === "read" && x.args === "{}");
-		expect(recs.map(x => x.phase)).toEqual(["start", "done"]);
-		expect(recs[1]?.isError).toBe(true);
+		expect(recs.map(x => x.phase)).toEqual(["refused"]);
 	}, 30_000);
 
 	test('bash {"command":"…","timeout":"abc"} -> -32602 naming `timeout`; the command never ran', async () => {
