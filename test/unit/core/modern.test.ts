@@ -60,8 +60,39 @@ function modern(method: string, params: Record<string, unknown> = {}, extra: Req
 			params: { ...params, _meta: { ...ENVELOPE, ...(params._meta as object) } },
 		}),
 		...(extra.signal ? { signal: extra.signal } : {}),
+		...(extra.body ? { body: extra.body, duplex: "half" } : {}),
 	});
 }
+
+describe("2026-07-28: identity after the body (contract §16, issue 20 item 3)", () => {
+	test("the secret rotated while the body is on its way -> 401 invalid_token, the tool not called", async () => {
+		const h = harness();
+		const text = JSON.stringify({
+			jsonrpc: "2.0",
+			id: 3,
+			method: "tools/call",
+			params: { name: "read", arguments: {}, _meta: ENVELOPE },
+		});
+		let push: (s: string) => void = () => {};
+		let end: () => void = () => {};
+		const body = new ReadableStream<Uint8Array>({
+			start(c) {
+				push = s => c.enqueue(new TextEncoder().encode(s));
+				end = () => c.close();
+			},
+		});
+		const req = modern("tools/call", { name: "read", arguments: {} }, { body });
+		const answer = h.server.handle(req);
+		push(text.slice(0, 20));
+		h.server.setToken("owner", `${TOKEN}-rotated`);
+		push(text.slice(20));
+		end();
+		const res = await answer;
+		expect(res.status).toBe(401);
+		expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
+		expect(h.calls).toEqual([]);
+	});
+});
 
 describe("2026-07-28 through handle()", () => {
 	test("tools/call without a string name or with non-object arguments -> HTTP 400 -32602, the tool not called", async () => {
