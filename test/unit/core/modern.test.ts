@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { BridgeServer } from "../../../src/core/server.ts";
 import type { CallAudit, ServerOptions, ToolCallRequest } from "../../../src/core/types.ts";
+import { pushableBody } from "../../helpers/body.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const TOKEN = "modern-unit-token-0123456789abcdefghijklmn";
@@ -73,14 +74,7 @@ describe("2026-07-28: identity after the body (contract §16, issue 20 item 3)",
 			method: "tools/call",
 			params: { name: "read", arguments: {}, _meta: ENVELOPE },
 		});
-		let push: (s: string) => void = () => {};
-		let end: () => void = () => {};
-		const body = new ReadableStream<Uint8Array>({
-			start(c) {
-				push = s => c.enqueue(new TextEncoder().encode(s));
-				end = () => c.close();
-			},
-		});
+		const { body, push, end } = pushableBody();
 		const req = modern("tools/call", { name: "read", arguments: {} }, { body });
 		const answer = h.server.handle(req);
 		push(text.slice(0, 20));

@@ -13,6 +13,7 @@ import type {
 	ToolCallOutcome,
 	ToolCallRequest,
 } from "../../../src/core/types.ts";
+import { pushableBody } from "../../helpers/body.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const TOKEN = "test-token-0123456789abcdefghijklmnopqrstuv"; // 43 chars
@@ -1395,14 +1396,7 @@ describe("BridgeServer named tokens", () => {
 		for (const change of ["revoke", "rotate"] as const) {
 			const h = makeServer({ opts: { tokens: [{ name: "ci", token: CI }] } });
 			const sid = await init(h, CI, "cli");
-			let push: (s: string) => void = () => {};
-			let end: () => void = () => {};
-			const body = new ReadableStream<Uint8Array>({
-				start(c) {
-					push = s => c.enqueue(new TextEncoder().encode(s));
-					end = () => c.close();
-				},
-			});
+			const { body, push, end } = pushableBody();
 			const req = request("POST", "/", as(CI, { "mcp-session-id": sid }), body);
 			const answer = h.server.handle(req);
 			// The headers were checked when handle() was called; the body is still on its way.
