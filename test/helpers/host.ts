@@ -248,11 +248,11 @@ export class Host {
 	}
 
 	/** Runs a slash command over rpc and resolves once the host says it finished. */
-	async command(text: string): Promise<void> {
+	async command(text: string, timeoutMs = 20_000): Promise<void> {
 		const id = crypto.randomUUID();
 		const before = this.frames.length;
 		this.send({ type: "prompt", id, message: text });
-		await this.waitFrame(f => f.type === "prompt_result" && this.frames.indexOf(f) >= before, 20_000);
+		await this.waitFrame(f => f.type === "prompt_result" && this.frames.indexOf(f) >= before, timeoutMs);
 	}
 
 	headers(extra: Record<string, string> = {}): Record<string, string> {

@@ -94,9 +94,11 @@ async function probe(h: Host, mode: "" | "settled" = ""): Promise<Record<string,
 			.split("\n")
 			.slice(0, -1)
 			.find(l => l.startsWith(prefix));
-	await h.command(`/takeover-probe ${nonce} ${mode}`);
+	// A settled probe first waits for the registry's start-up refresh, inside the command itself.
+	const boundMs = mode ? 30_000 : 10_000;
+	await h.command(`/takeover-probe ${nonce} ${mode}`, Math.max(20_000, boundMs));
 	await waitFor(`the takeover probe's report ${nonce} on stderr`, () => line() !== undefined, {
-		timeoutMs: mode ? 30_000 : 10_000,
+		timeoutMs: boundMs,
 		seen: () => h.stderr,
 	});
 	return JSON.parse(line()?.slice(prefix.length) ?? "");
@@ -260,7 +262,7 @@ describe("what the deny cannot cover", () => {
 		expect(h.stderr).not.toContain("not restored");
 		expect(h.stderr).not.toContain("only the tripwire covers");
 		expect(fake.requests.length).toBe(0);
-	}, 60_000);
+	}, 90_000);
 });
 
 describe("subagents", () => {
