@@ -47,10 +47,15 @@ const DEFAULT_SECONDS: Record<string, number> = {
 };
 
 /**
- * Files whose second omp, as an MCP client, must connect within its 250 ms start-up window (else its
- * tools arrive late and without their per-call timeout): they run last, one at a time, with nothing beside.
+ * Files that time the host itself and run last, one at a time, with nothing beside: a second omp that must
+ * connect within its 250 ms start-up window (clients, demo), and `npm run host`'s clean stop within omp's 6 s
+ * exit grace (headless cli), which a machine busy with other hosts can miss.
  */
-const ALONE = new Set(["test/e2e/core/clients.test.ts", "test/e2e/headless/demo.test.ts"]);
+const ALONE = new Set([
+	"test/e2e/core/clients.test.ts",
+	"test/e2e/headless/demo.test.ts",
+	"test/e2e/headless/cli.test.ts",
+]);
 
 interface Job {
 	name: string;
