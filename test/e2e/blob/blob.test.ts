@@ -6,10 +6,10 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, openSession, useSharedHost } from "../../helpers/host.ts";
+import { feed, rawUpload } from "../../helpers/raw-upload.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 interface Rec {
@@ -60,29 +60,6 @@ describe("/blob on a real host", () => {
 	const records = (): Array<Rec & { a: BlobArgs }> =>
 		auditRecords<Rec>(host, r => r.tool.startsWith("blob:")).map(r => ({ ...r, a: JSON.parse(r.args) as BlobArgs }));
 	const recordsFor = (path: string) => records().filter(r => r.a.path === path);
-
-	/** A raw HTTP/1.1 upload whose body the test feeds (and may abandon) by hand. */
-	function rawUpload(query: string, contentLength: number): Promise<{ sock: Socket; reply: Promise<string> }> {
-		return new Promise((resolve, reject) => {
-			const sock = connect(host.port, "127.0.0.1", () => {
-				sock.write(
-					`POST /blob?${query} HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\nAuthorization: Bearer ${host.token}\r\n` +
-						`Content-Length: ${contentLength}\r\nConnection: close\r\n\r\n`,
-				);
-				let text = "";
-				const reply = new Promise<string>(done => {
-					sock.on("data", d => {
-						text += d.toString("latin1");
-					});
-					sock.on("close", () => done(text));
-				});
-				resolve({ sock, reply });
-			});
-			sock.on("error", reject);
-		});
-	}
-	const written = (sock: Socket, data: Uint8Array) =>
-		new Promise<void>((resolve, reject) => sock.write(data, err => (err ? reject(err) : resolve())));
 
 	test("byte-identical round trip of every byte value: reply, disk, download and audit agree", async () => {
 		const data = payload(3 * MIB + 17);
@@ -158,8 +135,8 @@ describe("/blob on a real host", () => {
 		const data = payload(12 * MIB);
 		const file = join(host.home, "resume.bin");
 		const sent = 1536 * 1024;
-		const { sock } = await rawUpload(q(file), data.byteLength);
-		await written(sock, data.subarray(0, sent));
+		const { sock } = await rawUpload(host, "POST", `/blob?${q(file)}`, data.byteLength);
+		await feed(sock, data.subarray(0, sent));
 		// Disconnect once the upload is under way: its first bytes are on disk.
 		await waitFor("the first bytes on disk", () => (existsSync(file) && statSync(file).size > 0) || undefined, {
 			timeoutMs: 10_000,
@@ -260,15 +237,15 @@ describe("/blob on a real host", () => {
 		const file = join(host.home, "busy.bin");
 		const data = payload(2 * MIB);
 		const half = MIB;
-		const first = await rawUpload(q(file), data.byteLength);
-		await written(first.sock, data.subarray(0, half));
+		const first = await rawUpload(host, "POST", `/blob?${q(file)}`, data.byteLength);
+		await feed(first.sock, data.subarray(0, half));
 		await waitFor("the first upload to land", () => (existsSync(file) && statSync(file).size > 0 ? true : undefined), {
 			timeoutMs: 10_000,
 		});
 		const second = await post(q(file), "intruder");
 		expect(second.status).toBe(409);
 		expect(await second.json()).toMatchObject({ code: "upload_in_progress" });
-		await written(first.sock, data.subarray(half));
+		await feed(first.sock, data.subarray(half));
 		const reply = await first.reply;
 		expect(reply.startsWith("HTTP/1.1 200")).toBe(true);
 		expect(reply).toContain(`"sha256":"${sha(data)}"`);

@@ -19,10 +19,10 @@ import {
 	symlinkSync,
 	writeFileSync,
 } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
+import { feed, rawUpload } from "../../helpers/raw-upload.ts";
 import { runCommand } from "../../helpers/run.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
@@ -59,34 +59,6 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		auditRecords<{ tool: string; isError: boolean; error?: string; args: string }>(host, r => r.tool === "blob:write")
 			.map(r => ({ ...r, a: JSON.parse(r.args) as { path: string; offset: number; bytes: number; method: string } }))
 			.filter(r => r.a.path === path);
-
-	/** A raw upload whose body the test feeds (and may abandon) by hand. */
-	function raw(
-		method: string,
-		path: string,
-		length: number,
-		extra = "",
-	): Promise<{ sock: Socket; reply: Promise<string> }> {
-		return new Promise((resolve, reject) => {
-			const sock = connect(host.port, "127.0.0.1", () => {
-				sock.write(
-					`${method} /blob?path=${encodeURIComponent(path)}${extra} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-						`Authorization: Bearer ${host.token}\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`,
-				);
-				let text = "";
-				const reply = new Promise<string>(done => {
-					sock.on("data", d => {
-						text += d.toString("latin1");
-					});
-					sock.on("close", () => done(text));
-				});
-				resolve({ sock, reply });
-			});
-			sock.on("error", reject);
-		});
-	}
-	const fed = (sock: Socket, data: Uint8Array) =>
-		new Promise<void>((resolve, reject) => sock.write(data, err => (err ? reject(err) : resolve())));
 
 	test("PUT replaces whole: reply names both digests, mode kept, no staging left, audited as PUT; an empty PUT is a zero-byte file", async () => {
 		const file = join(host.home, "fw.bin");
@@ -132,15 +104,15 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		const old = random(2 * MIB);
 		const next = random(6 * MIB);
 		writeFileSync(file, old);
-		const { sock, reply } = await raw("PUT", file, next.byteLength);
-		await fed(sock, next.subarray(0, 3 * MIB));
+		const { sock, reply } = await rawUpload(host, "PUT", `/blob?path=${encodeURIComponent(file)}`, next.byteLength);
+		await feed(sock, next.subarray(0, 3 * MIB));
 		await waitFor("the staging file", () => (staged(host.home).length > 0 ? true : undefined));
 		for (let i = 0; i < 5; i++) {
 			const down = await send("GET", file, null);
 			expect(sha(new Uint8Array(await down.arrayBuffer()))).toBe(sha(old));
 			expect(sha(readFileSync(file))).toBe(sha(old));
 		}
-		await fed(sock, next.subarray(3 * MIB));
+		await feed(sock, next.subarray(3 * MIB));
 		expect(await reply).toStartWith("HTTP/1.1 200");
 		const down = await send("GET", file, null);
 		expect(sha(new Uint8Array(await down.arrayBuffer()))).toBe(sha(next));
@@ -149,13 +121,13 @@ describe("/blob PUT, digests and own files (real host)", () => {
 	test("PUT while a POST holds the file -> 409 upload_in_progress; the POST completes, the file is its bytes", async () => {
 		const file = join(host.home, "held.bin");
 		const body = random(2 * MIB);
-		const { sock, reply } = await raw("POST", file, body.byteLength);
-		await fed(sock, body.subarray(0, MIB));
+		const { sock, reply } = await rawUpload(host, "POST", `/blob?path=${encodeURIComponent(file)}`, body.byteLength);
+		await feed(sock, body.subarray(0, MIB));
 		await waitFor("the POST's first bytes", () => (existsSync(file) && statSync(file).size > 0 ? true : undefined));
 		const put = await send("PUT", file, "intruder");
 		expect(put.status).toBe(409);
 		expect(await put.json()).toMatchObject({ code: "upload_in_progress" });
-		await fed(sock, body.subarray(MIB));
+		await feed(sock, body.subarray(MIB));
 		expect(await reply).toStartWith("HTTP/1.1 200");
 		expect(sha(readFileSync(file))).toBe(sha(body));
 		expect(staged(host.home)).toEqual([]);
@@ -190,8 +162,8 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		const old = "the old image";
 		writeFileSync(file, old);
 		const next = random(12 * MIB);
-		const { sock } = await raw("PUT", file, next.byteLength);
-		await fed(sock, next.subarray(0, 4 * MIB));
+		const { sock } = await rawUpload(host, "PUT", `/blob?path=${encodeURIComponent(file)}`, next.byteLength);
+		await feed(sock, next.subarray(0, 4 * MIB));
 		await waitFor("the staging file", () => (staged(host.home).length > 0 ? true : undefined));
 		sock.destroy();
 		const cut = await waitFor("the cut's audit record", () => writes(file).find(r => r.isError));
