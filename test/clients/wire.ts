@@ -1,7 +1,8 @@
 /**
  * A loopback pass-through in front of the bridge that records, for every MCP request a client sends,
  * the HTTP method, the JSON-RPC method and the era it spoke (its `MCP-Protocol-Version` header; for
- * `initialize`, the version it asked for). The client's own Authorization header goes through as sent.
+ * `initialize`, the version it asked for), and whether a `tools/call` carried a progress token (without one the
+ * bridge sends no progress, so no timer can restart on it). The client's own Authorization header goes through as sent.
  */
 import { forwardable } from "../helpers/proxy.ts";
 
@@ -12,6 +13,8 @@ export interface WireRecord {
 	header: string | null;
 	/** `params.protocolVersion` of an initialize. */
 	asked: string | null;
+	/** A `tools/call` whose `params._meta.progressToken` is a string or a number. */
+	progressToken: boolean;
 	status: number;
 }
 
@@ -34,16 +37,23 @@ export function startWireRecorder(target: string): WireRecorder {
 			const text = hasBody ? await req.text() : "";
 			let method: string | null = null;
 			let asked: string | null = null;
+			let progressToken = false;
 			try {
-				const msg = JSON.parse(text) as { method?: unknown; params?: { protocolVersion?: unknown } };
+				const msg = JSON.parse(text) as {
+					method?: unknown;
+					params?: { protocolVersion?: unknown; _meta?: { progressToken?: unknown } };
+				};
 				method = typeof msg.method === "string" ? msg.method : null;
 				asked = typeof msg.params?.protocolVersion === "string" ? msg.params.protocolVersion : null;
+				const pt = msg.params?._meta?.progressToken;
+				progressToken = method === "tools/call" && (typeof pt === "string" || typeof pt === "number");
 			} catch {}
 			const rec: WireRecord = {
 				http: req.method,
 				method,
 				header: req.headers.get("mcp-protocol-version"),
 				asked,
+				progressToken,
 				status: 0,
 			};
 			records.push(rec);
@@ -73,4 +83,10 @@ export function eraOfCall(records: WireRecord[]): "2026-07-28" | "2025" | "none"
 	const call = records.find(r => r.method === "tools/call" && r.status === 200);
 	if (!call) return "none";
 	return call.header === "2026-07-28" ? "2026-07-28" : "2025";
+}
+
+/** Whether the client's answered tools/call asked for progress; null when no call was answered. */
+export function askedForProgress(records: WireRecord[]): boolean | null {
+	const call = records.find(r => r.method === "tools/call" && r.status === 200);
+	return call ? call.progressToken : null;
 }

@@ -19,6 +19,22 @@ const FUZZ_REQUESTS = FULL ? 20_000 : 4_000;
 const fdCount = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
 const MiB = 1024 * 1024;
 
+/** The host's fds and RSS once they stop moving (three probes 100 ms apart agree), bounded at 10 s. */
+async function quiet(pid: number): Promise<{ rss: number; fds: number }> {
+	const probes: { rss: number; fds: number }[] = [];
+	return waitFor(
+		"the host's fd count and RSS to settle after the warm-up",
+		() => {
+			probes.push({ rss: procStatus(pid, "VmRSS"), fds: fdCount(pid) });
+			const [a, b, c] = probes.slice(-3);
+			if (!a || !b || !c) return false;
+			const steady = [b, c].every(p => p.fds === a.fds && Math.abs(p.rss - a.rss) <= MiB);
+			return steady && c;
+		},
+		{ timeoutMs: 10_000, everyMs: 100, seen: () => JSON.stringify(probes.slice(-3)) },
+	);
+}
+
 describe("load", () => {
 	let host: Host;
 	useSharedHost({}, h => ({ host } = h));
@@ -38,17 +54,27 @@ describe("load", () => {
 		// Warm up JIT and allocator pools first, so "before" is a steady state, not a cold start.
 		const warm = await runLoadInChild({ ...spec, perSession: 20 });
 		expect(warm.errors).toBe(0);
-		await Bun.sleep(500);
 		const pid = host.proc.pid;
-		const rssBefore = procStatus(pid, "VmRSS");
-		const fdsBefore = fdCount(pid);
+		const { rss: rssBefore, fds: fdsBefore } = await quiet(pid);
 		const r = await runLoadInChild({ ...spec, perSession: Math.ceil((2 * LOAD_PER_KIND) / 64) });
 		expect(r.firstError).toBeUndefined();
 		expect(r.errors).toBe(0);
 		expect(r.requests).toBeGreaterThanOrEqual(2 * LOAD_PER_KIND);
-		await Bun.sleep(1500);
-		const rssAfter = procStatus(pid, "VmRSS");
-		const fdsAfter = fdCount(pid);
+		// "Back" is a state the host reaches once the load's sockets are closed: poll for it, bounded.
+		const back = await waitFor(
+			"the host's fds back to their count before the load and RSS within 32 MiB of it",
+			() => {
+				const now = { rss: procStatus(pid, "VmRSS"), fds: fdCount(pid) };
+				return now.fds <= fdsBefore && now.rss - rssBefore <= 32 * MiB && now;
+			},
+			{
+				timeoutMs: 20_000,
+				everyMs: 100,
+				seen: () => `fds ${fdCount(pid)} (before ${fdsBefore}), RSS ${procStatus(pid, "VmRSS")}`,
+			},
+		).catch(() => ({ rss: procStatus(pid, "VmRSS"), fds: fdCount(pid) }));
+		const rssAfter = back.rss;
+		const fdsAfter = back.fds;
 		console.log(
 			`load: ${r.requests} requests in ${r.seconds.toFixed(1)} s (${r.rps.toFixed(0)}/s, p50 ${r.p50ms.toFixed(2)} ms, ` +
 				`p99 ${r.p99ms.toFixed(2)} ms); RSS ${(rssBefore / MiB).toFixed(1)} -> ${(rssAfter / MiB).toFixed(1)} MiB; ` +
