@@ -6,6 +6,7 @@
 import { cpus, loadavg } from "node:os";
 import type { LoadResult } from "../test/helpers/loadgen.ts";
 import type { BlobResult } from "./blob.ts";
+import { identityRecheckNs } from "./identity.ts";
 import { type ModernFigures, modernRows } from "./modern.ts";
 
 export type Who = "bare" | "bridge" | "sdk";
@@ -206,6 +207,16 @@ export function printMcpReport(report: McpReport): void {
 	]);
 	const modernTable = modernRows(modern, median);
 	rows.push(...modernTable.rows);
+	rows.push([
+		"identity re-check after the body (contract §16), ns per request",
+		"–",
+		identityRecheckNs().toFixed(1),
+		"–",
+		"",
+		"",
+		"(reported)",
+		"",
+	]);
 	const memCell = (who: Who) => `${mem[who].rss.toFixed(1)} / ${mem[who].hwm.toFixed(1)}`;
 	if (blob) rows.push(...blobRows(blob));
 	rows.push([

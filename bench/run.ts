@@ -3,7 +3,6 @@
  * are not tests: they print, they do not assert.
  */
 import { runBlobBench } from "./blob.ts";
-import { identityRecheckNs } from "./identity.ts";
 import { runMcpBench } from "./mcp.ts";
 import { runTaskBench } from "./tasks.ts";
 
@@ -14,6 +13,3 @@ await runMcpBench(blob);
 console.log("\n== tasks (2026-07-28, io.modelcontextprotocol/tasks)");
 const tasks = await runTaskBench();
 console.log(`| ${tasks.row.join(" | ")} |`);
-console.log(
-	`\nidentity re-check after the body (contract §16): ${identityRecheckNs().toFixed(2)} ns per request (median of 5)`,
-);
