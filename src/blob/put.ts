@@ -117,7 +117,7 @@ export async function put(
 		unlockStaged = locks.take(opened.value.st);
 		if (unlockStaged === null) return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
 		const at = opened.value.st.size;
-		const w = await pipeBody(req, fd, at, ctx.conn, ctx.ended);
+		const w = await pipeBody(req, fd, at, ctx.conn, ctx.ended, true);
 		const { stop, landed, wrote } = w;
 		if (stop !== null) {
 			const failed = stop.code === "write_failed";
