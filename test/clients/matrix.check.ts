@@ -111,6 +111,11 @@ describe("client matrix (real host, scripted model on loopback)", () => {
 		test(`${c.title}: a wrong token -> 401 on the wire, a failure it reports, nothing runs`, async () => {
 			const marker = join(host.home, `wrong-${c.id}-${crypto.randomUUID()}`);
 			const o = await runClient(c, `wrong-${crypto.randomUUID()}${crypto.randomUUID()}`, `touch ${marker}`);
+			// What the troubleshooting list names per client: every request it tried and the status it got.
+			const said = o.output.split("\n").find(l => /40[15]|unauthori[sz]ed/i.test(l)) ?? "";
+			console.log(
+				`${c.title}: wrong token, wire: ${o.records.map(r => `${r.http} ${r.method ?? "-"} ${r.status}`).join(", ")}; it says: ${said.trim().slice(0, 200)}`,
+			);
 			expect(existsSync(marker), tail(o)).toBe(false);
 			expect(
 				o.records.some(r => r.status === 401),
