@@ -56,8 +56,10 @@ export async function pipeBody(
 	flushBehind = false,
 ): Promise<Written> {
 	const declared = Number(req.headers.get("content-length") ?? Number.NaN);
-	const follower = at + declared < FOLLOW_MIN_BYTES ? null : followHash(fd, at);
-	const flusher = flushBehind && !(at + declared < FOLLOW_MIN_BYTES) ? flushBehindWriter(fd) : null;
+	// A body of unknown length (chunked) counts as large.
+	const small = at + declared < FOLLOW_MIN_BYTES;
+	const follower = small ? null : followHash(fd, at);
+	const flusher = flushBehind && !small ? flushBehindWriter(fd) : null;
 	const bound = stallMs();
 	const watch = watchStall(fd, bound, () => conn.closeSoon());
 	// Contract §16: the caller's secret revoked or rotated mid-body: the connection is cut like a stall.

@@ -5,83 +5,23 @@
  * its timer on progress completes a call longer than its default timeout.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Host, useSharedHost } from "../helpers/host.ts";
-import { binOf, CLIENTS, type MatrixClient, unavailable } from "./clients.ts";
+import { CLIENTS, unavailable } from "./clients.ts";
 import { library } from "./drivers.ts";
-import { startModelStub } from "./model-stubs.ts";
-import { eraOfCall, startWireRecorder, type WireRecord } from "./wire.ts";
+import { type Outcome, runClient } from "./run-client.ts";
+import { eraOfCall } from "./wire.ts";
 
-const SERVER = "omp_host";
 /** Seconds the long call runs: past the TypeScript SDK's 60 s default. */
 const LONG_S = Number(process.env.A2A_CLIENTS_LONG_S ?? 70);
-
-interface Outcome {
-	code: number | null;
-	/** What the client's own status command printed (empty when it has none). */
-	status: string;
-	output: string;
-	records: WireRecord[];
-	called: string[];
-	toolResults: string[];
-}
+/** The scripted model gives each `bash` call a timeout past the long call's length. */
+const EXTRA = { timeout: LONG_S + 120 };
 
 let host: Host;
 useSharedHost({}, h => {
 	host = h.host;
 });
-
-async function runClient(c: MatrixClient, secret: string, command: string, timeoutMs?: number): Promise<Outcome> {
-	const home = mkdtempSync(join(tmpdir(), `a2a-client-${c.id}-`));
-	const cwd = join(home, "work");
-	mkdirSync(cwd);
-	const rec = startWireRecorder(host.url);
-	const stub = startModelStub({ server: SERVER, command, extraArgs: { timeout: LONG_S + 120 } });
-	try {
-		const run = await c.driver.prepare({
-			home,
-			cwd,
-			url: rec.url,
-			secret,
-			model: stub.base,
-			bin: binOf(c),
-			command,
-			server: SERVER,
-		});
-		const p = Bun.spawn(run.cmd, {
-			env: run.env,
-			cwd,
-			stdin: "ignore",
-			stdout: "pipe",
-			stderr: "pipe",
-			timeout: timeoutMs ?? run.timeoutMs,
-			killSignal: "SIGKILL",
-		});
-		const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-		const code = await p.exited;
-		let status = "";
-		if (run.status) {
-			const s = Bun.spawn(run.status, { env: run.env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-			const timer = setTimeout(() => s.kill("SIGKILL"), 60_000);
-			status = (await Promise.all([new Response(s.stdout).text(), new Response(s.stderr).text()])).join("\n");
-			clearTimeout(timer);
-		}
-		return {
-			code,
-			status,
-			output: `${out}\n${err}`,
-			records: rec.records,
-			called: stub.called,
-			toolResults: stub.toolResults,
-		};
-	} finally {
-		stub.stop();
-		await rec.stop();
-		rmSync(home, { recursive: true, force: true });
-	}
-}
 
 function auditMentions(text: string): boolean {
 	if (!existsSync(host.auditPath)) return false;
@@ -102,7 +42,7 @@ describe("client matrix (real host, scripted model on loopback)", () => {
 		}
 		test(`${c.title}: connects, lists, calls bash -> the marker file exists, audited, era ${c.era}`, async () => {
 			const marker = join(host.home, `marker-${c.id}-${crypto.randomUUID()}`);
-			const o = await runClient(c, host.token, `touch ${marker}`);
+			const o = await runClient(host, c, { secret: host.token, command: `touch ${marker}`, extraArgs: EXTRA });
 			expect(existsSync(marker), tail(o)).toBe(true);
 			expect(auditMentions(marker.split("/").pop() ?? marker), tail(o)).toBe(true);
 			expect(eraOfCall(o.records), tail(o)).toBe(c.era);
@@ -110,7 +50,11 @@ describe("client matrix (real host, scripted model on loopback)", () => {
 
 		test(`${c.title}: a wrong token -> 401 on the wire, a failure it reports, nothing runs`, async () => {
 			const marker = join(host.home, `wrong-${c.id}-${crypto.randomUUID()}`);
-			const o = await runClient(c, `wrong-${crypto.randomUUID()}${crypto.randomUUID()}`, `touch ${marker}`);
+			const o = await runClient(host, c, {
+				secret: `wrong-${crypto.randomUUID()}${crypto.randomUUID()}`,
+				command: `touch ${marker}`,
+				extraArgs: EXTRA,
+			});
 			// What the troubleshooting list names per client: every request it tried and the status it got.
 			const said = o.output.split("\n").find(l => /40[15]|unauthori[sz]ed/i.test(l)) ?? "";
 			console.log(
@@ -138,7 +82,11 @@ describe("client matrix (real host, scripted model on loopback)", () => {
 			if (!sdk) return;
 			const marker = join(host.home, `long-${crypto.randomUUID()}`);
 			const cmd = `for i in $(seq 1 ${LONG_S}); do echo tick $i; sleep 1; done; touch ${marker}`;
-			const o = await runClient({ ...sdk, driver: library("ts-sdk-2-long") }, host.token, cmd, (LONG_S + 120) * 1000);
+			const o = await runClient(
+				host,
+				{ ...sdk, driver: library("ts-sdk-2-long") },
+				{ secret: host.token, command: cmd, extraArgs: EXTRA, timeoutMs: (LONG_S + 120) * 1000 },
+			);
 			expect(o.code, tail(o)).toBe(0);
 			expect(existsSync(marker), tail(o)).toBe(true);
 			// The final output reached the client: not a -32001 timeout at 60 s.

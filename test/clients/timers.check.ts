@@ -7,14 +7,12 @@
  * does not times out on both. Prints one line per client; asserts only the control (the silent call).
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Host, useSharedHost } from "../helpers/host.ts";
-import { binOf, CLIENTS, type MatrixClient, unavailable } from "./clients.ts";
-import type { Driver } from "./drivers.ts";
-import { startModelStub } from "./model-stubs.ts";
-import { askedForProgress, startWireRecorder } from "./wire.ts";
+import { CLIENTS, type MatrixClient, unavailable } from "./clients.ts";
+import { runClient } from "./run-client.ts";
+import { askedForProgress } from "./wire.ts";
 
 /** Below the bridge's 5 s progress heartbeat: only output (every second) can restart such a timer. */
 const TIMER_S = 3;
@@ -55,53 +53,20 @@ const withTimer: Record<string, (home: string) => void> = {
 };
 
 async function run(c: MatrixClient, command: string) {
-	const home = mkdtempSync(join(tmpdir(), `a2a-timer-${c.id}-`));
-	const cwd = join(home, "work");
-	mkdirSync(cwd);
-	const rec = startWireRecorder(host.url);
-	const stub = startModelStub({ server: "omp_host", command, extraArgs: { timeout: CALL_S + 60 } });
-	const patch = withTimer[c.id];
-	const driver: Driver = {
-		async prepare(ctx) {
-			const r = await c.driver.prepare(ctx);
-			patch?.(ctx.home);
-			return r;
-		},
+	const o = await runClient(host, c, {
+		secret: host.token,
+		command,
+		extraArgs: { timeout: CALL_S + 60 },
+		timeoutMs: (CALL_S + 90) * 1000,
+		patch: withTimer[c.id],
+		status: false,
+	});
+	return {
+		seconds: o.seconds,
+		progress: askedForProgress(o.records),
+		results: o.toolResults.join(" | "),
+		output: o.output.slice(-600),
 	};
-	try {
-		const r = await driver.prepare({
-			home,
-			cwd,
-			url: rec.url,
-			secret: host.token,
-			model: stub.base,
-			bin: binOf(c),
-			command,
-			server: "omp_host",
-		});
-		const t0 = Date.now();
-		const p = Bun.spawn(r.cmd, {
-			env: r.env,
-			cwd,
-			stdin: "ignore",
-			stdout: "pipe",
-			stderr: "pipe",
-			timeout: (CALL_S + 90) * 1000,
-			killSignal: "SIGKILL",
-		});
-		const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-		await p.exited;
-		return {
-			seconds: (Date.now() - t0) / 1000,
-			progress: askedForProgress(rec.records),
-			results: stub.toolResults.join(" | "),
-			output: `${out}\n${err}`.slice(-600),
-		};
-	} finally {
-		stub.stop();
-		await rec.stop();
-		rmSync(home, { recursive: true, force: true });
-	}
 }
 
 describe(`per-call timer set to ${TIMER_S} s, calls of ${CALL_S} s`, () => {

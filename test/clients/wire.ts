@@ -79,14 +79,16 @@ export function startWireRecorder(target: string): WireRecorder {
 }
 
 /** The era a client's tools/call travelled in: `2026-07-28`, or `2025` for any session-era version. */
+const answeredCall = (records: WireRecord[]): WireRecord | undefined =>
+	records.find(r => r.method === "tools/call" && r.status === 200);
+
 export function eraOfCall(records: WireRecord[]): "2026-07-28" | "2025" | "none" {
-	const call = records.find(r => r.method === "tools/call" && r.status === 200);
+	const call = answeredCall(records);
 	if (!call) return "none";
 	return call.header === "2026-07-28" ? "2026-07-28" : "2025";
 }
 
 /** Whether the client's answered tools/call asked for progress; null when no call was answered. */
 export function askedForProgress(records: WireRecord[]): boolean | null {
-	const call = records.find(r => r.method === "tools/call" && r.status === 200);
-	return call ? call.progressToken : null;
+	return answeredCall(records)?.progressToken ?? null;
 }
