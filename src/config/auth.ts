@@ -51,16 +51,20 @@ export class TokenSet {
 		const secretDigest = TokenSet.digest(presented);
 		const tokenName = this.#nameByDigest.get(secretDigest);
 		const entry = tokenName === undefined ? undefined : this.#byName.get(tokenName);
-		return tokenName === undefined || entry === undefined
+		return tokenName === undefined || entry?.secretDigest !== secretDigest
 			? null
 			: { tokenName, secretDigest, ended: entry.ended.signal };
 	}
 
-	/** Adds the token `name`, or gives it a new secret (the old one stops working at once). */
+	/**
+	 * Adds the token `name`, or gives it a new secret (the old one stops working at once). A secret held by
+	 * another name moves here: that name keeps its entry without the secret until it is set or removed
+	 * (a table applied as a whole, e.g. a secret moved between names or two swapped, ends consistent).
+	 */
 	set(name: string, secret: string): void {
 		const old = this.#byName.get(name);
 		if (old) {
-			this.#nameByDigest.delete(old.secretDigest);
+			this.#unindex(name, old.secretDigest);
 			old.ended.abort();
 		}
 		const secretDigest = TokenSet.digest(secret);
@@ -72,9 +76,14 @@ export class TokenSet {
 		const old = this.#byName.get(name);
 		if (!old) return false;
 		this.#byName.delete(name);
-		this.#nameByDigest.delete(old.secretDigest);
+		this.#unindex(name, old.secretDigest);
 		old.ended.abort();
 		return true;
+	}
+
+	/** Drops a digest from the index only while it still names `name`: another name may hold that secret now. */
+	#unindex(name: string, digest: string): void {
+		if (this.#nameByDigest.get(digest) === name) this.#nameByDigest.delete(digest);
 	}
 
 	secret(name: string): string | undefined {

@@ -9,6 +9,7 @@ import {
 	parseBearer,
 	TokenSet,
 } from "../../../src/config/auth.ts";
+import { tokenChanges } from "../../../src/config/tokens.ts";
 
 const TOKEN = "t0k3n-0123456789abcdefghijklmnopqrstuvwxyz"; // 42 chars
 
@@ -77,6 +78,56 @@ describe("authenticate (owner token only)", () => {
 			expect(authenticate(header, owner)).toEqual(want);
 		});
 	}
+});
+
+describe("TokenSet: a table applied as a whole (issue 30 defect 7)", () => {
+	const secret = (i: number) => `secret-${i}-${"s".repeat(32)}`;
+	/** What the config watcher does with a re-read file: the diff against the live set, then set and revoke. */
+	const apply = (set: TokenSet, table: Map<string, string>) => {
+		const live = set.names().map(name => ({ name, token: set.secret(name) ?? "" }));
+		const named = [...table].filter(([n]) => n !== "owner").map(([name, token]) => ({ name, token }));
+		const changes = tokenChanges(live, table.get("owner"), named);
+		for (const t of changes.set) set.set(t.name, t.token);
+		for (const name of changes.revoke) set.remove(name);
+	};
+	const names = ["owner", "a", "b", "c"];
+	// A table: distinct secrets (as validation demands), every name present or not, the owner always present.
+	const table = fc
+		.tuple(fc.shuffledSubarray([0, 1, 2, 3, 4, 5]), fc.subarray(names.slice(1)))
+		.filter(([secrets, named]) => secrets.length >= named.length + 1)
+		.map(([secrets, named]) => new Map(["owner", ...named].map((n, i) => [n, secret(secrets[i] ?? 0)])));
+
+	test("moved: a's secret given to b (a removed) -> the secret identifies b, not nobody", () => {
+		const set = new TokenSet([
+			{ name: "owner", token: secret(0) },
+			{ name: "a", token: secret(1) },
+		]);
+		apply(
+			set,
+			new Map([
+				["owner", secret(0)],
+				["b", secret(1)],
+			]),
+		);
+		expect(set.identify(secret(1))?.tokenName).toBe("b");
+		expect(set.names().sort()).toEqual(["b", "owner"]);
+	});
+
+	test("any sequence of valid tables -> after each, every secret identifies exactly its name and no other secret works", () => {
+		fc.assert(
+			fc.property(table, fc.array(table, { minLength: 1, maxLength: 6 }), (first, rest) => {
+				const set = new TokenSet([...first].map(([name, token]) => ({ name, token })));
+				for (const t of rest) {
+					apply(set, t);
+					for (const [name, s] of t) expect(set.identify(s)?.tokenName).toBe(name);
+					const held = new Set(t.values());
+					for (let i = 0; i < 6; i++) if (!held.has(secret(i))) expect(set.identify(secret(i))).toBeNull();
+					expect(set.names().sort()).toEqual([...t.keys()].sort());
+				}
+			}),
+			{ numRuns: 300 },
+		);
+	});
 });
 
 describe("hostName", () => {
