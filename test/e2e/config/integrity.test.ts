@@ -71,10 +71,18 @@ async function handEdit(tokens: Array<{ name: string; token: string }>): Promise
 	const before = host.notifications().length;
 	const raw = JSON.parse(readFileSync(host.configPath, "utf8"));
 	writeFileSync(host.configPath, JSON.stringify({ ...raw, tokens }, null, "\t"));
-	await waitFor("the edit applied", () => host.notifications().slice(before).find(m => m.includes("config edit applied")), {
-		timeoutMs: 10_000,
-		seen: () => host.notifications().slice(before),
-	});
+	await waitFor(
+		"the edit applied",
+		() =>
+			host
+				.notifications()
+				.slice(before)
+				.find(m => m.includes("config edit applied")),
+		{
+			timeoutMs: 10_000,
+			seen: () => host.notifications().slice(before),
+		},
+	);
 }
 
 describe("issue 30 item 5: config edits apply as written (defect 7)", () => {
