@@ -1,17 +1,19 @@
 /**
  * The docs site as a reader gets it: `npm run docs:build` writes it, a local static server serves it, and
- * headless Chromium (Debian's `chromium`, driven by puppeteer-core) loads its pages with every host but
- * 127.0.0.1 unresolvable, so a request the site would make to the network fails and is reported.
+ * headless Chromium loads its pages with every host but 127.0.0.1 unresolvable, so a request the site would make
+ * to the network fails and is reported. The browser is the one the pinned dev dependency `@sparticuz/chromium`
+ * ships (test/helpers/chromium.ts), driven by puppeteer-core: never a system browser, never a download.
  * Screenshots of the landing page and the architecture diagram are saved to .tmp/site/. `npm run docs` is
  * started once with its default port taken.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { spawn } from "bun";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { packagedChromium } from "../../helpers/chromium.ts";
 import { shellBlocks } from "../../helpers/docs.ts";
 import { ROOT } from "../../helpers/host.ts";
 import { runCommand } from "../../helpers/run.ts";
@@ -23,6 +25,8 @@ let out: string;
 let server: ReturnType<typeof Bun.serve>;
 let browser: Browser;
 let base: string;
+let chromiumPath: string;
+let chromiumVersion: string;
 const problems: string[] = [];
 
 /** Serves the built site: `/x/` is `x/index.html`, `/x` is `x.html`; anything else is a 404. */
@@ -41,14 +45,6 @@ function serve(dir: string) {
 			return new Response(Bun.file(join(dir, "404.html")), { status: 404 });
 		},
 	});
-}
-
-function chromium(): string {
-	const path = process.env.A2A_TEST_CHROMIUM ?? Bun.which("chromium") ?? Bun.which("chromium-browser");
-	if (!path) {
-		throw new Error("headless Chromium not found: install Debian's chromium (apt-get install -y chromium)");
-	}
-	return path;
 }
 
 /** A page that records console errors, page errors, failed requests and HTTP errors into `problems`. */
@@ -95,8 +91,12 @@ beforeAll(async () => {
 	if (built.code !== 0) throw new Error(`npm run docs:build exited ${built.code}:\n${built.out}\n${built.err}`);
 	server = serve(out);
 	base = `http://127.0.0.1:${server.port}`;
+	const chromium = await packagedChromium();
+	chromiumPath = chromium.path;
+	chromiumVersion = chromium.version;
 	browser = await puppeteer.launch({
-		executablePath: chromium(),
+		executablePath: chromium.path,
+		env: { ...process.env, ...chromium.env },
 		headless: true,
 		// Root in CI needs --no-sandbox; every host but the local server is made unresolvable (offline proof).
 		args: ["--no-sandbox", "--disable-dev-shm-usage", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
@@ -110,6 +110,19 @@ afterAll(async () => {
 });
 
 describe("docs site in headless Chromium", () => {
+	test("the browser is the pinned dev dependency's, not one from the system", async () => {
+		const pid = browser.process()?.pid;
+		expect(pid).toBeGreaterThan(0);
+		// Second channel: the kernel's view of what is running, not what was asked for.
+		expect(readlinkSync(`/proc/${pid}/exe`)).toBe(chromiumPath);
+		expect(chromiumPath.startsWith(join(ROOT, ".tmp", "chromium", chromiumVersion))).toBe(true);
+		const pinned = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).devDependencies["@sparticuz/chromium"];
+		expect(chromiumVersion).toBe(pinned);
+		// The package is versioned by Chromium's major release.
+		expect(await browser.version()).toStartWith(`HeadlessChrome/${pinned.split(".")[0]}.`);
+		console.log(`docs site: browser ${await browser.version()} from @sparticuz/chromium ${pinned}`);
+	});
+
 	test("landing page: the README's opening and quick start, screenshot saved", async () => {
 		const page = await open("/");
 		expect(await text(page, ".VPHero .name")).toBe("pi-a2a-ext");
