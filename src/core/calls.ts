@@ -139,7 +139,6 @@ export class CallTable {
 			closed: closed.signal,
 			ended,
 			progress,
-			task: task?.taskId,
 		})
 			.then(outcome => {
 				this.callsServed++;

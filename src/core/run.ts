@@ -14,8 +14,6 @@ export interface CallRun {
 	closed: AbortSignal | undefined;
 	/** A task's call (no SSE stream): its output so far goes here, for `tasks/get` to show. */
 	progress?: ((text: string) => void) | undefined;
-	/** The id the call's task has (or will have if it outlives its window): named in both audit records. */
-	task?: string | undefined;
 	ended(stillRunning: Promise<unknown> | null): void;
 }
 
@@ -25,15 +23,16 @@ export interface CallRun {
  */
 export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallOutcome | null> {
 	const { call, args, sse, caller, closed, ended } = run;
-	const record = {
+	const fixed = {
 		id: call.id,
 		sid: call.sid,
 		tokenName: caller.tokenName,
 		client: caller.client,
 		tool: call.tool,
 		args,
-		...(run.task !== undefined ? { task: run.task } : {}),
 	};
+	// `call.task` is set once the call has become a task; a declaring call that ends within its window never was one.
+	const current = () => (call.task === undefined ? fixed : { ...fixed, task: call.task });
 	const onProgress = sse ? (text: string) => sse.progress(text) : run.progress;
 	const onClose = () => abort(call);
 	if (closed?.aborted) abort(call);
@@ -44,7 +43,7 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 	const begin = async () => {
 		if (begun) return;
 		begun = true;
-		await deps.audit?.start(record);
+		await deps.audit?.start(current());
 	};
 	try {
 		let outcome: ToolCallOutcome | null;
@@ -68,17 +67,17 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 		} catch (err) {
 			// Every start gets its done, even when the bridge itself fails (answered 500 at the edge).
 			await begin();
-			await deps.audit?.done({ ...record, isError: true });
+			await deps.audit?.done({ ...current(), isError: true });
 			throw err;
 		}
 		if (!begun && outcome?.refused) {
-			deps.audit?.refused?.({ ...record, reason: refusalText(outcome) });
+			deps.audit?.refused?.({ ...current(), reason: refusalText(outcome) });
 			return outcome;
 		}
 		// An adapter that does not call `begin` (or a call cancelled before it): start and done are written now.
 		await begin();
 		await deps.audit?.done({
-			...record,
+			...current(),
 			isError: outcome === null || outcome.isError,
 			...(call.cancelled ? { cancelled: true } : {}),
 			...(call.abandoned ? { abandoned: true } : {}),

@@ -72,9 +72,27 @@ describe("Tasks extension on the raw wire", () => {
 		expect(result.content[0]?.text).toContain(marker);
 		expect(existsSync(join(host.cwd, marker))).toBe(true);
 		const records = auditRecords(host, marker);
+		// The start is written before the window ends, when the call is no task yet; its done names the task.
 		expect(records.map(r => [r.phase, r.task])).toEqual([
-			["start", taskId],
+			["start", undefined],
 			["done", taskId],
+		]);
+	}, 60_000);
+
+	test("issue 30: a declaring call that ends within its window is no task -> its records carry no task id", async () => {
+		// A host's first bash can take longer than the 1 s window: one plain call warms it up.
+		await post("tools/call", { name: "bash", arguments: { command: "true" } }, host.token, envelope());
+		const marker = `quick-${crypto.randomUUID()}`;
+		const r = await post("tools/call", { name: "bash", arguments: { command: `echo ${marker}` } });
+		expect(r.body.result?.resultType).toBe("complete");
+		expect(JSON.stringify(r.body.result?.content)).toContain(marker);
+		const records = await waitFor("its done record", () => {
+			const found = auditRecords(host, marker);
+			return found.some(x => x.phase === "done") ? found : undefined;
+		});
+		expect(records.map(x => [x.phase, "task" in x])).toEqual([
+			["start", false],
+			["done", false],
 		]);
 	}, 60_000);
 
