@@ -1,7 +1,8 @@
 /**
  * One upload per file, not per spelling (contract §15): the lock is the opened file's device and
  * inode, so a symlink, a hard link or `..` cannot start a second writer on the same bytes. A PUT also
- * holds its staging file's name, so two replacements of one target cannot share it.
+ * holds its target's name (a new file has no inode yet). Per process: across processes, each PUT writes
+ * its own staging file (blob/staging.ts) and POSTs detect another writer by the size.
  */
 import type { Stats } from "node:fs";
 
@@ -22,9 +23,5 @@ export class FileLocks {
 		return () => {
 			for (const k of keys) this.#held.delete(k);
 		};
-	}
-
-	holds(key: string): boolean {
-		return this.#held.has(key);
 	}
 }

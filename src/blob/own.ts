@@ -1,25 +1,57 @@
 /**
- * The bridge's own files are not upload targets (contract §7): its config, every audit generation and
- * the runtime file. Compared by resolved path (symlinks and `..` followed) and by device + inode (a
- * second hard-linked name), so no spelling of them can be written through `/blob`.
+ * The bridge's own paths are never upload targets (contract §19), in any spelling, as the target or as a
+ * parent of it. Reserved: each own file (config, audit log, runtime file) with every name that extends it
+ * by "." (its lock, temp files, audit generations, whatever name a later version picks), and every
+ * staging-shaped name (`.a2a-staging-…`). Both sides are resolved as the kernel would reach them when
+ * writing: every link followed (dangling ones too), missing parts taken as written. Names compare
+ * case-folded (a case-insensitive disk names one file many ways); directories also by device and inode.
  */
-import { realpathSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { lstatSync, readlinkSync, type Stats, statSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, sep } from "node:path";
+import { STAGING_PREFIX } from "./staging.ts";
 
-/** The path with every existing link resolved; a missing last part keeps its name under the real parent. */
-function realName(path: string): string {
-	try {
-		return realpathSync(path);
-	} catch {
-		try {
-			return join(realpathSync(dirname(path)), basename(path));
-		} catch {
-			return path;
+const MAX_LINK_HOPS = 40;
+
+/**
+ * The path a write to `path` (absolute, lexically resolved) reaches: each existing component that is a
+ * link is replaced by what it points to, component by component; from the first missing one on, the
+ * rest is taken as written. @internal
+ */
+export function reachedPath(path: string): string {
+	const todo = path.split(sep).filter(p => p !== "");
+	let at: string = sep;
+	let hops = 0;
+	let missing = false;
+	while (todo.length > 0) {
+		const part = todo.shift() as string;
+		if (part === ".") continue;
+		if (part === "..") {
+			at = dirname(at);
+			continue;
 		}
+		const next = join(at, part);
+		if (!missing) {
+			let st: Stats | null = null;
+			try {
+				st = lstatSync(next);
+			} catch {
+				missing = true;
+			}
+			if (st?.isSymbolicLink() && hops++ < MAX_LINK_HOPS) {
+				const to = readlinkSync(next);
+				if (isAbsolute(to)) at = sep;
+				todo.unshift(...to.split(sep).filter(p => p !== ""));
+				continue;
+			}
+		}
+		at = next;
 	}
+	return at;
 }
 
-const inode = (path: string): string | null => {
+const fold = (s: string): string => s.normalize("NFC").toLowerCase();
+
+const idOf = (path: string): string | null => {
 	try {
 		const st = statSync(path);
 		return `${st.dev}:${st.ino}`;
@@ -28,14 +60,57 @@ const inode = (path: string): string | null => {
 	}
 };
 
-/** Which own file `path` names (a resolved path or the same inode), or null. */
-export function ownFileOf(path: string, own: readonly string[]): string | null {
-	if (own.length === 0) return null;
-	const real = realName(path);
-	const ino = inode(path);
-	for (const file of own) {
-		if (realName(file) === real) return file;
-		if (ino !== null && inode(file) === ino) return file;
+interface Reserved {
+	file: string;
+	dir: string;
+	dirId: string | null;
+	name: string;
+	fileId: string | null;
+}
+
+function reserved(file: string): Reserved {
+	const real = reachedPath(file);
+	return {
+		file,
+		dir: fold(dirname(real)),
+		dirId: idOf(dirname(real)),
+		name: fold(basename(real)),
+		fileId: idOf(real),
+	};
+}
+
+/** Whether `name` in directory `dir` (reached, folded; `id` its device and inode) is `r` or one of its family. */
+function inFamily(r: Reserved, dir: string, id: string | null, name: string): boolean {
+	if (name !== r.name && !name.startsWith(`${r.name}.`)) return false;
+	return dir === r.dir || (id !== null && id === r.dirId);
+}
+
+/**
+ * Why an upload to `path` (absolute, lexically resolved) would write a path of the bridge's own, or null.
+ * `own` lists the own files; the answer names the one hit.
+ */
+export function ownPathOf(path: string, own: readonly string[]): string | null {
+	const real = reachedPath(path);
+	const files = own.map(reserved);
+	const parts = real.split(sep).filter(p => p !== "");
+	let dir: string = sep;
+	for (const [i, part] of parts.entries()) {
+		const name = fold(part);
+		const last = i === parts.length - 1;
+		const where = last ? "" : ` (a parent of ${real})`;
+		if (name.startsWith(STAGING_PREFIX)) return `${join(dir, part)}${where} is an upload staging name`;
+		const dirFolded = fold(dir);
+		const dirId = idOf(dir);
+		for (const r of files) {
+			if (inFamily(r, dirFolded, dirId, name)) {
+				const what = name === r.name ? r.file : `a name beside ${r.file}`;
+				return `${join(dir, part)}${where} is the bridge's own file (${what})`;
+			}
+		}
+		dir = join(dir, part);
 	}
-	return null;
+	// A second name of an own file (a hard link) anywhere.
+	const id = idOf(real);
+	const twin = id === null ? undefined : files.find(r => r.fileId === id);
+	return twin === undefined ? null : `${real} is the bridge's own file (${twin.file}, by another name)`;
 }

@@ -12,10 +12,8 @@ import {
 	fsyncSync,
 	mkdirSync,
 	openSync,
-	renameSync,
 	rmdirSync,
 	type Stats,
-	unlinkSync,
 } from "node:fs";
 import { dirname } from "node:path";
 import { errorText } from "../text/error-text.ts";
@@ -23,7 +21,7 @@ import type { Ctx } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
 import { blobError } from "./parse.ts";
-import { cleanStaging, openStaging, replaceTarget, stagingPath } from "./staging.ts";
+import { cleanStaging, commit, discard, openStaging, park, replaceTarget, type StagingFile } from "./staging.ts";
 import { openTarget } from "./target.ts";
 import { digestMismatch, digestsAfter, type Expected, mismatchReply, pipeBody, uploadReply } from "./upload.ts";
 
@@ -84,74 +82,74 @@ export async function put(
 	const { target, linked } = replaceTarget(path);
 	const old = existing(target, ctx, path, offset);
 	if (old instanceof Response) return old;
-	const staging = stagingPath(target);
 	let madeDir: string | undefined;
 	try {
 		madeDir = mkdirSync(dirname(target), { recursive: true });
 	} catch (err) {
-		return refuse(path, offset, "write_failed", `cannot write ${path}: ${errorText(err)}; nothing changed`);
+		return refuse(path, offset, "write_failed", `cannot write ${path}: ${errorText(err)}; this upload changed nothing`);
 	}
-	const nameKey = `staging:${staging}`;
-	const unlockName = locks.takeAll(old === null ? [nameKey] : [nameKey, inodeKey(old)]);
-	if (unlockName === null) return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
-	let fd: number | null = null;
-	let unlockStaged: (() => void) | null = null;
+	// In this process one upload per target at a time; across processes each PUT has its own staging file.
+	const keys = old === null ? [`target:${target}`] : [`target:${target}`, inodeKey(old)];
+	const unlock = locks.takeAll(keys);
+	if (unlock === null) return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
+	let file: StagingFile | null = null;
 	const drop = () => {
+		if (file !== null) discard(file);
 		try {
-			unlinkSync(staging);
 			if (madeDir && old === null)
 				for (let d = dirname(target); d.length >= madeDir.length; d = dirname(d)) rmdirSync(d);
 		} catch {
-			// Gone already, or the directory holds other files now.
+			// The directory holds other files now.
 		}
 	};
 	try {
-		cleanStaging(dirname(target), p => p === staging || locks.holds(`staging:${p}`));
-		const opened = openStaging(staging, offset);
+		cleanStaging(dirname(target));
+		const opened = openStaging(target, offset);
 		if (!opened.ok) {
 			if (!("size" in opened)) return refuse(path, offset, opened.code, opened.message);
 			const staged = { "upload-offset": String(opened.size) };
 			return refuse(path, offset, opened.code, opened.message, staged, { staged: opened.size });
 		}
-		fd = opened.value.fd;
-		unlockStaged = locks.take(opened.value.st);
-		if (unlockStaged === null) return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
-		const at = opened.value.st.size;
+		file = opened.value;
+		const { fd } = file;
+		const at = file.st.size;
 		const w = await pipeBody(req, fd, at, ctx.conn, ctx.ended, true);
 		const { stop, landed, wrote } = w;
 		if (stop !== null) {
 			const failed = stop.code === "write_failed";
-			if (failed) drop();
-			const kept = failed
-				? "nothing was kept and the file is unchanged"
-				: `${at + landed} bytes are staged and the file is unchanged; continue with PUT …&offset=${at + landed}`;
+			let kept = `${at + landed} bytes are staged and this upload did not change ${path}; continue with PUT …&offset=${at + landed}`;
+			if (failed) {
+				drop();
+				kept = `nothing was kept and this upload did not change ${path}`;
+			} else if (!park(file)) kept = `this upload did not change ${path}; its staged bytes could not be kept`;
 			const message = `${failed ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${kept}`;
 			if (failed) ctx.log(`a2a-bridge: blob ${message}`);
-			ctx.note(path, at, landed, failed ? message : stop.why);
+			// The record counts the bytes kept: staged ones for a resume, none after a failed write.
+			ctx.note(path, at, failed ? 0 : landed, failed ? message : stop.why);
 			return blobError(stop.code, message);
 		}
 		if (wrote !== landed) {
 			drop();
-			const message = `the staging file for ${path} changed by ${landed - wrote} bytes more than this upload wrote: another writer touched it; nothing was kept`;
-			ctx.note(path, at, landed, message);
+			const message = `the staging file for ${path} changed by ${landed - wrote} bytes more than this upload wrote: another writer touched it; nothing was kept and this upload did not change ${path}`;
+			ctx.note(path, at, 0, message);
 			return blobError("file_changed", message);
 		}
 		const got = await digestsAfter(fd, at, w);
 		const wrong = digestMismatch(expected, got);
 		if (wrong !== null) {
 			drop();
-			ctx.note(path, at, 0, `${wrong}; the file is unchanged`);
-			return mismatchReply(`${wrong}; nothing was kept: ${path} is unchanged`, got);
+			ctx.note(path, at, 0, `${wrong}; this upload did not change ${path}`);
+			return mismatchReply(`${wrong}; nothing was kept: this upload did not change ${path}`, got);
 		}
 		try {
 			fsyncSync(fd);
 			keepMetadata(fd, old);
-			renameSync(staging, target);
+			commit(file, target);
 		} catch (err) {
 			drop();
-			const message = `cannot replace ${target}: ${errorText(err)}; nothing was kept and the file is unchanged`;
+			const message = `cannot replace ${target}: ${errorText(err)}; nothing was kept and this upload did not change ${path}`;
 			ctx.log(`a2a-bridge: blob ${message}`);
-			ctx.note(path, at, landed, message);
+			ctx.note(path, at, 0, message);
 			return blobError("write_failed", message);
 		}
 		fsyncDir(dirname(target));
@@ -159,8 +157,7 @@ export async function put(
 		ctx.note(path, at, landed);
 		return uploadReply(path, at, landed, fstatSync(fd).size, got, linked ? { target } : {});
 	} finally {
-		if (fd !== null) closeSync(fd);
-		unlockStaged?.();
-		unlockName();
+		if (file !== null) closeSync(file.fd);
+		unlock();
 	}
 }

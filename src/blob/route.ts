@@ -16,7 +16,7 @@ import { parseDigest } from "./digest.ts";
 import { DigestCache } from "./digest-cache.ts";
 import { download, Sending } from "./download.ts";
 import { FileLocks } from "./locks.ts";
-import { ownFileOf } from "./own.ts";
+import { ownPathOf } from "./own.ts";
 import {
 	BLOB_METHODS,
 	blobError,
@@ -28,7 +28,6 @@ import {
 } from "./parse.ts";
 import { post } from "./post.ts";
 import { put } from "./put.ts";
-import { replaceTarget } from "./staging.ts";
 import { EMPTY_BODY } from "./upload.ts";
 
 export interface BlobDeps {
@@ -39,7 +38,10 @@ export interface BlobDeps {
 	log(line: string): void;
 	/** The config's `blob` switch (default "write"). */
 	mode?: () => BlobMode;
-	/** The bridge's own files (config, audit generations, runtime file): never upload targets. */
+	/**
+	 * The bridge's own files (config, audit log, runtime file): never upload targets, nor any name beside one
+	 * that extends it by "." (locks, temp files, generations), nor a path under such a name (blob/own.ts).
+	 */
 	ownFiles?: () => readonly string[];
 }
 
@@ -88,10 +90,8 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 			if (!whole.ok) return refuse(path, offset, whole.code, whole.message);
 			const part = parseDigest("Content-Digest", req.headers.get("content-digest"));
 			if (!part.ok) return refuse(path, offset, part.code, part.message);
-			const own = ownFileOf(replaceTarget(path).target, deps.ownFiles?.() ?? []);
-			if (own !== null) {
-				return refuse(path, offset, "own_file", `${path} is the bridge's own file (${own}): /blob does not write it`);
-			}
+			const own = ownPathOf(path, deps.ownFiles?.() ?? []);
+			if (own !== null) return refuse(path, offset, "own_file", `${own}: /blob does not write it`);
 			// An empty PUT is a legitimate zero-byte replacement; an empty POST would change nothing.
 			if (req.method === "POST" && (req.body === null || req.headers.get("content-length") === "0")) {
 				return refuse(path, offset, "empty_body", EMPTY_BODY);

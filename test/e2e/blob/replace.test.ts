@@ -149,7 +149,7 @@ describe("/blob PUT, digests and own files (real host)", () => {
 			expect(res.status).toBe(500);
 			const body = (await res.json()) as { code: string; error: string };
 			expect(body.code).toBe("write_failed");
-			expect(body.error).toContain("unchanged");
+			expect(body.error).toContain("this upload did not change");
 			expect(sha(readFileSync(file))).toBe(sha(old));
 			expect(staged(dir)).toEqual([]);
 		} finally {

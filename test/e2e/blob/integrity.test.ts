@@ -1,0 +1,254 @@
+/**
+ * `/blob` integrity by construction (contract §19, issue 30 defects 2, 4, 6, 10) against real hosts:
+ * the bridge's own paths in any spelling, two bridge processes replacing one file, staging names that
+ * belong to the bridge alone, digests and validators, per-token shares of downloads and hashing. Every
+ * claim is checked on a second channel: the file on disk, the audit line, /proc.
+ */
+import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import {
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	statSync,
+	symlinkSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { auditRecords } from "../../helpers/audit.ts";
+import { type Host, useSharedHost, withHost } from "../../helpers/host.ts";
+import { feed, rawUpload } from "../../helpers/raw-upload.ts";
+import { runCommand } from "../../helpers/run.ts";
+import { waitFor } from "../../helpers/wait.ts";
+
+const MIB = 1024 * 1024;
+const sha = (b: Uint8Array | string): string => createHash("sha256").update(b).digest("hex");
+const random = (size: number): Uint8Array => {
+	const out = new Uint8Array(size);
+	for (let off = 0; off < size; off += 65536) crypto.getRandomValues(out.subarray(off, Math.min(size, off + 65536)));
+	return out;
+};
+const staged = (dir: string): string[] => readdirSync(dir).filter(n => n.startsWith(".a2a-staging-"));
+const SECOND = crypto.randomUUID() + crypto.randomUUID();
+
+type Write = { tool: string; isError: boolean; error?: string; token?: string; a: { path: string; bytes: number } };
+const writesOf = (host: Host, path: string): Write[] =>
+	auditRecords<{ tool: string; isError: boolean; error?: string; token?: string; args: string }>(
+		host,
+		r => r.tool === "blob:write",
+	)
+		.map(r => ({ ...r, a: JSON.parse(r.args) as { path: string; bytes: number } }))
+		.filter(r => r.a.path === path);
+
+describe("/blob integrity (real hosts)", () => {
+	let host: Host;
+	useSharedHost({ config: { tokens: [{ name: "second", token: SECOND }] } }, h => ({ host } = h));
+
+	const url = (h: Host, path: string, extra = "") => new URL(`/blob?path=${encodeURIComponent(path)}${extra}`, h.url);
+	const send = (
+		method: string,
+		path: string,
+		body: Uint8Array | string | null,
+		headers: Record<string, string> = {},
+		h: Host = host,
+	) =>
+		fetch(url(h, path), {
+			method,
+			headers: { authorization: `Bearer ${h.token}`, ...headers },
+			body,
+			signal: AbortSignal.timeout(30_000),
+		});
+
+	test("defect 2: the config's lock, temp names, audit generations, runtime file: refused as target or parent, in any spelling; nothing made; audited", async () => {
+		const agent = join(host.home, ".omp", "agent");
+		const config = readFileSync(host.configPath, "utf8");
+		symlinkSync(agent, join(host.cwd, "agent-link"));
+		symlinkSync(`${host.configPath}.lock`, join(host.cwd, "lock-link"));
+		const targets = [
+			`${host.configPath}.lock/x`,
+			`${host.configPath}.lock`,
+			`${host.configPath}.${process.pid}.0a0b0c0d.tmp`,
+			`${host.auditPath}.1`,
+			`${host.auditPath}.2/x`,
+			`${host.auditPath}.3/deep/er/x`,
+			join(agent, "a2a-bridge.runtime.json"),
+			join(agent, "a2a-bridge.runtime.json.lock/x"),
+			// Spellings: relative, doubled slashes, dot segments, a trailing slash, a linked parent, a link, case.
+			"../.omp/agent/a2a-bridge.json.lock/x",
+			`${agent}//a2a-bridge.log.2//x`,
+			`${agent}/./../agent/a2a-bridge.json.lock/`,
+			"agent-link/a2a-bridge.json.lock/x",
+			"lock-link/x",
+			`${agent}/A2A-BRIDGE.JSON.LOCK/x`,
+		];
+		for (const path of targets) {
+			for (const method of ["POST", "PUT"]) {
+				const before = auditRecords(host).length;
+				const res = await send(method, path, "junk\n");
+				expect([path, method, res.status]).toEqual([path, method, 403]);
+				const body = (await res.json()) as { code: string; error: string };
+				expect(body.code).toBe("own_file");
+				// The audit line: one refusal, 0 bytes.
+				const added = auditRecords<{ tool: string; isError: boolean; args: string }>(host).slice(before);
+				expect(added.map(r => [r.tool, r.isError, (JSON.parse(r.args) as { bytes: number }).bytes])).toEqual([
+					["blob:write", true, 0],
+				]);
+			}
+		}
+		// The disk: no lock directory, no generation, no temp file, the config as it was.
+		for (const p of [
+			`${host.configPath}.lock`,
+			`${host.auditPath}.1`,
+			`${host.auditPath}.2`,
+			`${host.auditPath}.3`,
+			join(agent, "a2a-bridge.runtime.json.lock"),
+			join(agent, "A2A-BRIDGE.JSON.LOCK"),
+		]) {
+			expect([p, existsSync(p)]).toEqual([p, false]);
+		}
+		expect(readdirSync(agent).filter(n => n.endsWith(".tmp"))).toEqual([]);
+		expect(readFileSync(host.configPath, "utf8")).toBe(config);
+		expect(readFileSync(host.auditPath, "utf8")).not.toContain("junk");
+	}, 60_000);
+
+	test("defect 4: two bridge processes PUT one path: no mixed bytes, each reply true, readers see one whole file", async () => {
+		const dir = join(host.home, "shared");
+		mkdirSync(dir);
+		const file = join(dir, "fw.bin");
+		const old = random(MIB);
+		writeFileSync(file, old);
+		const a = random(6 * MIB);
+		const b = random(6 * MIB);
+		await withHost({}, async other => {
+			const target = `/blob?path=${encodeURIComponent(file)}`;
+			const upA = await rawUpload(host, "PUT", target, a.byteLength);
+			await feed(upA.sock, a.subarray(0, 2 * MIB));
+			const upB = await rawUpload(other, "PUT", target, b.byteLength);
+			await feed(upB.sock, b.subarray(0, 2 * MIB));
+			// Both bodies are arriving, each in a staging file that starts with its own bytes.
+			const startsWith = (bytes: Uint8Array) => (n: string) => {
+				try {
+					const head = readFileSync(join(dir, n)).subarray(0, 64);
+					return head.byteLength === 64 && Buffer.compare(head, bytes.subarray(0, 64)) === 0;
+				} catch {
+					return false;
+				}
+			};
+			await waitFor("both staging files", () => staged(dir).some(startsWith(b)) && staged(dir).some(startsWith(a)), {
+				timeoutMs: 10_000,
+				seen: () => staged(dir).join(", "),
+			});
+			const whole = [sha(old), sha(a), sha(b)];
+			const read = async (h: Host) => sha(new Uint8Array(await (await send("GET", file, null, {}, h)).arrayBuffer()));
+			// Until a rename, both readers see the old file, whole, on disk and through each bridge.
+			expect([sha(readFileSync(file)), await read(host), await read(other)]).toEqual([sha(old), sha(old), sha(old)]);
+			await feed(upA.sock, a.subarray(2 * MIB));
+			const replyA = await upA.reply;
+			// A landed whole: the file is exactly A's bytes, and stays so while B is still arriving.
+			expect(sha(readFileSync(file))).toBe(sha(a));
+			expect(statSync(file).size).toBe(a.byteLength);
+			await feed(upB.sock, b.subarray(2 * MIB, 4 * MIB));
+			expect([sha(readFileSync(file)), await read(other)]).toEqual([sha(a), sha(a)]);
+			await feed(upB.sock, b.subarray(4 * MIB));
+			const replyB = await upB.reply;
+			const replies = [
+				{ body: a, reply: replyA },
+				{ body: b, reply: replyB },
+			];
+			for (const { body, reply } of replies) {
+				expect(reply).toStartWith("HTTP/1.1 200");
+				const json = JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4)) as { sha256: string; size: number };
+				// Each 200 names the bytes it wrote and renamed.
+				expect(json).toMatchObject({ sha256: sha(body), size: body.byteLength });
+			}
+			// The final file is exactly one reply's bytes: the last rename's.
+			expect(sha(readFileSync(file))).toBe(sha(b));
+			expect(whole).toContain(await read(host));
+			expect(staged(dir)).toEqual([]);
+			// Each bridge's audit line: a whole write of its own size.
+			for (const [h, body] of [
+				[host, a],
+				[other, b],
+			] as const) {
+				expect(writesOf(h, file).map(r => [r.isError, r.a.bytes])).toEqual([[false, body.byteLength]]);
+			}
+
+			// And unsequenced: rounds of PUTs from both processes at once, readers beside them.
+			const seen = new Set<string>([sha(old), sha(a), sha(b)]);
+			for (let round = 0; round < 6; round++) {
+				const bodies = [random(MIB + round), random(MIB + round + 7), random(MIB), random(MIB + 3)];
+				for (const x of bodies) seen.add(sha(x));
+				const puts = bodies.map((x, i) => send("PUT", file, x, {}, i % 2 ? other : host));
+				const reads = [read(host), read(other)];
+				const answers = await Promise.all(puts.map(async p => ((await p).json() as Promise<{ sha256?: string }>)));
+				const statuses = await Promise.all(puts.map(async p => (await p).status));
+				const ok = answers.filter((_, i) => statuses[i] === 200).map(x => x.sha256);
+				for (const [i, x] of answers.entries()) {
+					if (statuses[i] === 200) expect(x.sha256).toBe(sha(bodies[i] as Uint8Array));
+					else expect([statuses[i], x]).toEqual([409, expect.objectContaining({ code: "upload_in_progress" })]);
+				}
+				expect(ok).toContain(sha(readFileSync(file)));
+				for (const r of await Promise.all(reads)) expect(seen.has(r)).toBe(true);
+			}
+			expect(staged(dir)).toEqual([]);
+		});
+	}, 120_000);
+
+	test("defect 10: staging names are the bridge's: a user's staging-like files survive, such names are no target, a planted directory blocks nothing", async () => {
+		const dir = join(host.home, "user-dir");
+		mkdirSync(dir);
+		const file = join(dir, "app.bin");
+		// The user's files, named as the old bridge named its staging files: old, many, 0600.
+		const mine = Array.from({ length: 10 }, (_, i) => `.a2a-staging-${i.toString(16).padStart(32, "0")}`);
+		for (const n of mine) {
+			writeFileSync(join(dir, n), `user data ${n}`, { mode: 0o600 });
+			const t = (Date.now() - 30 * 3600_000) / 1000;
+			utimesSync(join(dir, n), t, t);
+		}
+		// A directory where the old bridge put this target's staging file.
+		const fixed = `.a2a-staging-${sha(file).slice(0, 32)}`;
+		mkdirSync(join(dir, fixed));
+		const put = await send("PUT", file, "replaced");
+		expect(put.status).toBe(200);
+		expect(readFileSync(file, "utf8")).toBe("replaced");
+		for (const n of mine) expect(readFileSync(join(dir, n), "utf8")).toBe(`user data ${n}`);
+		expect(lstatSync(join(dir, fixed)).isDirectory()).toBe(true);
+		// Staging-shaped names as targets or parents: refused, audited, nothing written.
+		for (const n of [mine[0] as string, `${fixed}/x`, ".a2a-staging-anything"]) {
+			for (const method of ["PUT", "POST"]) {
+				const res = await send(method, join(dir, n), "clobber");
+				expect([n, method, res.status]).toEqual([n, method, 403]);
+				expect(await res.json()).toMatchObject({ code: "own_file" });
+			}
+		}
+		expect(readFileSync(join(dir, mine[0] as string), "utf8")).toBe(`user data ${mine[0]}`);
+		expect(existsSync(join(dir, fixed, "x"))).toBe(false);
+		expect(writesOf(host, join(dir, mine[0] as string)).map(r => r.isError)).toEqual([true, true]);
+	}, 60_000);
+
+	test("defect 10: a PUT refused on a full disk is audited with the bytes it kept (0)", async () => {
+		const dir = join(host.home, "full-disk");
+		mkdirSync(dir);
+		const mounted = await runCommand(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir]);
+		if (mounted.code !== 0) {
+			console.warn(`skipped: cannot mount a tmpfs here (${mounted.err.trim()})`);
+			return;
+		}
+		try {
+			const file = join(dir, "image.bin");
+			writeFileSync(file, "old");
+			const res = await send("PUT", file, random(4 * MIB));
+			expect(res.status).toBe(500);
+			expect(await res.json()).toMatchObject({ code: "write_failed" });
+			expect(readFileSync(file, "utf8")).toBe("old");
+			expect(staged(dir)).toEqual([]);
+			const record = writesOf(host, file).at(-1);
+			expect(record).toMatchObject({ isError: true, a: { bytes: 0 } });
+		} finally {
+			await runCommand(["umount", "-l", dir]);
+		}
+	}, 60_000);
+});
