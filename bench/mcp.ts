@@ -1,228 +1,399 @@
 /**
- * MCP request path (issue 8, point 1). In one run: the real omp host with the bridge, a reference
- * server on the official `@modelcontextprotocol/sdk` (bench/sdk-reference.ts) and a bare Bun server
- * that answers the same JSON-RPC with no logic (bench/bare-server.ts, the ceiling of this machine
- * and load generator), all driven by test/helpers/loadgen.ts with the same request counts. Every
- * server is warmed up first; then ROUNDS interleaved rounds (the order of the contenders rotates from
- * cell to cell); the table shows medians. Also: `tools/call read` of a small file at 1 session through
- * the bridge next to the same tool's in-process `execute` (bench/read-probe-ext.ts, loaded with -e),
- * and the host's VmRSS / VmHWM. Targets: ping at 32 sessions ≥ 0.85 × bare and ≥ 7 × SDK; bridge
- * overhead on `tools/call read` (HTTP p50 − in-process p50) ≤ 0.2 ms at 1 session. The SDK reference
- * serves the host's own catalog (same `tools/list` size); bench/modern.ts adds the 2026-07-28 rows.
- * Env: MCP_BENCH_SECONDS (target length of the fastest contender's run per cell, default 2),
- * MCP_BENCH_ROUNDS (default 3).
+ * MCP rows of `bun run bench`, one host (the pinned omp with the bridge, bench/probe-ext.ts and the tasks
+ * fixture loaded), every figure beside a reference measured in the same interleaved rounds:
+ * - `ping` and `tools/list` at 1 and 32 sessions against the bare ceiling (bench/bare.ts, its own
+ *   process) and the SDK reference (bench/sdk-reference.ts, serving the host's own catalog);
+ * - `tools/call` split: the bridge's own path (its core with a real audit log over a fake host adapter,
+ *   in the host process) against the bare reference in the same process; the host's part (adapter,
+ *   tool-card events, the tool) as the real call against that fake; the real `read` against the same
+ *   tool called in-process;
+ * - the 2026-07-28 twins of `tools/list` ×32 and `tools/call read`;
+ * - a console round trip through `hub` over HTTP against the same through `hub` called in-process;
+ * - a task-augmented call (handle + first `tasks/get`) against the plain call.
+ * Alone: `bun bench/mcp.ts`.
  */
-import { readFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Host } from "../test/helpers/host.ts";
-import { initialize, type LoadResult, type LoadSpec, runLoadInChild } from "../test/helpers/loadgen.ts";
-import type { BlobResult } from "./blob.ts";
+import { Host, ROOT } from "../test/helpers/host.ts";
+import { initialize, type LoadResult, type LoadSpec } from "../test/helpers/loadgen.ts";
 import { startChild } from "./child.ts";
-import { CELLS, CONTENDERS, type Contender, fmtMs, fmtRps, printMcpReport, type Who } from "./mcp-report.ts";
-import { type ModernFigures, modernLoad, writeHostCatalog } from "./modern.ts";
+import { CONSOLE_PROGRAM } from "./console.ts";
+import { identityRecheckNs } from "./identity.ts";
+import { load } from "./load.ts";
+import { atLeast, atMost, KNOBS, median, percentile, printTable, type Row, rotate, row, targetsLine } from "./table.ts";
 
-const SECONDS = Number(process.env.MCP_BENCH_SECONDS ?? 2);
-const ROUNDS = Number(process.env.MCP_BENCH_ROUNDS ?? 3);
 /** Floor on requests per run, in case the warm-up that sizes the runs was slowed by other load. */
-const MIN_REQUESTS = 1000;
-const READ_PROBE = join(import.meta.dir, "read-probe-ext.ts");
+const MIN_REQUESTS = 500;
+const PROBE = join(import.meta.dir, "probe-ext.ts");
+const TASKS_FIXTURE = join(ROOT, "test", "fixtures", "tasks-fixture-ext.ts");
 const SMALL_FILE_REL = "work/small.txt";
 const SMALL_FILE_TEXT = Array.from(
 	{ length: 24 },
 	(_, i) => `line ${i + 1}: a small file for the read benchmark\n`,
 ).join("");
+const CONSOLE = "bench-console";
 
-const procStatusKiB = (pid: number, field: "VmRSS" | "VmHWM"): number => {
+const statusMiB = (pid: number, field: "VmRSS" | "VmHWM"): number => {
 	const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
 	if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
-	return Number(m[1]);
+	return Number(m[1]) / 1024;
 };
 
-function load(c: Contender, sessions: number, total: number, messages: LoadSpec["messages"]): Promise<LoadResult> {
-	return runLoadInChild({
-		url: c.url,
-		token: c.token,
-		sessions,
-		perSession: Math.max(1, Math.ceil(total / sessions)),
-		messages,
-	});
-}
-
-/** Runs `/bench-read` in the host and parses the line it writes to stderr. */
-async function inProcessRead(host: Host, path: string, n: number): Promise<{ p50: number; p99: number }> {
+/** Runs `/bench-probe` in the host and reads the line it writes to stderr. */
+async function probe<T>(host: Host, spec: Record<string, unknown>): Promise<T> {
 	const tag = crypto.randomUUID();
-	await host.command(`/bench-read ${path} ${n} ${tag}`).catch(() => {});
-	const re = new RegExp(`^BENCH-READ ${tag} (.*)$`, "m");
-	const deadline = Date.now() + 120_000;
+	await host.command(`/bench-probe ${tag} ${JSON.stringify(spec)}`, 600_000).catch(() => {});
+	const re = new RegExp(`^BENCH-PROBE ${tag} (.*)$`, "m");
+	const deadline = Date.now() + 600_000;
 	for (;;) {
 		const line = re.exec(host.stderr)?.[1];
 		if (line !== undefined) {
-			const field = (name: string) => new RegExp(`(?:^| )${name}=(\\S+)`).exec(line)?.[1];
-			const errors = Number(field("errors"));
-			if (line.startsWith("failed") || errors !== 0) throw new Error(`in-process read: ${line}`);
-			return { p50: Number(field("p50")), p99: Number(field("p99")) };
+			const out = JSON.parse(line) as T & { error?: string };
+			if (out.error) throw new Error(`probe ${JSON.stringify(spec)}: ${out.error}`);
+			return out;
 		}
-		if (Date.now() > deadline) throw new Error(`no BENCH-READ line from the host; stderr: ${host.stderr.slice(-2000)}`);
+		if (Date.now() > deadline)
+			throw new Error(`no BENCH-PROBE line from the host; stderr: ${host.stderr.slice(-2000)}`);
 		await Bun.sleep(20);
 	}
 }
 
-async function bodyBytes(c: Contender, method: string): Promise<number> {
-	const base = {
-		authorization: `Bearer ${c.token}`,
-		"content-type": "application/json",
-		accept: "application/json, text/event-stream",
-	};
-	const sid = (await initialize(c.url, base, "bench")) ?? "";
-	const res = await fetch(c.url, {
+/** The host's `tools/list` (2025 era) in a file, for the SDK reference to serve a list of the same size. */
+async function writeHostCatalog(host: Host): Promise<{ path: string; bytes: number }> {
+	const headers = host.headers({ accept: "application/json, text/event-stream" });
+	const sid = (await initialize(host.url, headers, "bench")) ?? "";
+	const res = await fetch(host.url, {
 		method: "POST",
-		headers: { ...base, "mcp-session-id": sid },
-		body: JSON.stringify({ jsonrpc: "2.0", id: 1, method }),
+		headers: { ...headers, "mcp-session-id": sid },
+		body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
 	});
-	return (await res.arrayBuffer()).byteLength;
+	const tools = ((await res.json()) as { result: { tools: unknown[] } }).result.tools;
+	const path = join(host.home, "catalog.json");
+	writeFileSync(path, JSON.stringify(tools));
+	return { path, bytes: JSON.stringify(tools).length };
 }
 
-/** Prints the combined table; `blob` adds the /blob rows (bench/blob.ts runs first under `bun run bench`). */
-export async function runMcpBench(blob?: BlobResult): Promise<void> {
+interface Target {
+	url: string;
+	token: string;
+	/** 2026-07-28: no session, the envelope and routing headers on every request. */
+	modern?: boolean;
+}
+
+/** A closed-loop workload: where, how many sessions, which message. */
+interface RpcCell {
+	key: string;
+	to: Target;
+	sessions: number;
+	messages: LoadSpec["messages"];
+}
+
+export interface McpBench {
+	rows: Row[];
+	notes: string[];
+}
+
+export async function runMcpBench(
+	rounds = KNOBS.rounds,
+	seconds = KNOBS.seconds,
+	trips = KNOBS.trips,
+): Promise<McpBench> {
 	let host: Host | undefined;
 	const children: Array<{ stop(): Promise<void> }> = [];
 	try {
-		console.log(`mcp bench: ${ROUNDS} interleaved rounds, ~${SECONDS} s for the fastest contender per cell, medians`);
-		const loadStart = loadavg()[0] ?? 0;
-		host = await Host.start({ args: ["-e", READ_PROBE], files: { [SMALL_FILE_REL]: SMALL_FILE_TEXT } });
-		const smallFile = join(host.home, SMALL_FILE_REL);
+		console.log(
+			`mcp bench: ${rounds} interleaved rounds, ~${seconds} s per load run, ${trips} console trips and task pairs per round`,
+		);
+		host = await Host.start({
+			args: ["-e", PROBE, "-e", TASKS_FIXTURE],
+			files: { [SMALL_FILE_REL]: SMALL_FILE_TEXT },
+			// Every declaring call becomes a task (a 5 ms tool can end before even a 0 ms timer, counted apart).
+			env: { A2A_BRIDGE_TASK_WINDOW_MS: "0" },
+		});
+		const h = host;
+		const smallFile = join(h.home, SMALL_FILE_REL);
 		const sdkToken = crypto.randomUUID() + crypto.randomUUID();
-		const bareProc = await startChild("bare-server.ts");
+		const bareProc = await startChild("bare.ts");
 		children.push(bareProc);
-		const catalog = await writeHostCatalog(host);
+		const catalog = await writeHostCatalog(h);
 		const sdkProc = await startChild("sdk-reference.ts", { SDK_REF_TOKEN: sdkToken, SDK_REF_CATALOG: catalog.path });
 		children.push(sdkProc);
-		const by: Record<Who, Contender> = {
-			bare: { who: "bare", url: bareProc.url, token: sdkToken, pid: bareProc.pid },
-			bridge: { who: "bridge", url: host.url, token: host.token, pid: host.proc.pid },
-			sdk: { who: "sdk", url: sdkProc.url, token: sdkToken, pid: sdkProc.pid },
-		};
-		const hostBoot = { rss: procStatusKiB(host.proc.pid, "VmRSS"), hwm: procStatusKiB(host.proc.pid, "VmHWM") };
-		const readMsg: LoadSpec["messages"] = [
-			{ method: "tools/call", params: { name: "read", arguments: { path: smallFile } } },
-		];
-		const echoMsg: LoadSpec["messages"] = [
-			{ method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } },
-		];
+		const readArgs = { path: smallFile };
+		const inHost = await probe<{ bare: number; fake: number }>(h, {
+			op: "serve",
+			tool: "read",
+			args: readArgs,
+			token: h.token,
+		});
+		const hostBoot = { rss: statusMiB(h.proc.pid, "VmRSS"), hwm: statusMiB(h.proc.pid, "VmHWM") };
 
-		// Warm-up: two passes of every cell on every contender; the bare server's second pass sizes the runs.
+		const bridge: Target = { url: h.url, token: h.token };
+		const bare: Target = { url: bareProc.url, token: sdkToken };
+		const sdk: Target = { url: sdkProc.url, token: sdkToken };
+		const inHostBare: Target = { url: `http://127.0.0.1:${inHost.bare}/`, token: h.token };
+		const fake: Target = { url: `http://127.0.0.1:${inHost.fake}/`, token: h.token };
+		const call = (name: string, args: Record<string, unknown>): LoadSpec["messages"] => [
+			{ method: "tools/call", params: { name, arguments: args } },
+		];
+		const readMsg = call("read", readArgs);
+		const rpcCells = (what: "ping" | "tools/list", sessions: number): RpcCell[] => {
+			const key = `${what === "ping" ? "ping" : "list"}-${sessions}`;
+			const cells = [
+				{ key: `${key} bare`, to: bare, sessions, messages: [{ method: what }] },
+				{ key: `${key} bridge`, to: bridge, sessions, messages: [{ method: what }] },
+				{ key: `${key} sdk`, to: sdk, sessions, messages: [{ method: what }] },
+			];
+			if (key === "list-32")
+				cells.push({ key: `${key} modern`, to: { ...bridge, modern: true }, sessions, messages: [{ method: what }] });
+			return cells;
+		};
+		// Groups: the members of one group run back to back in a rotating order within each round.
+		const groups: RpcCell[][] = [
+			rpcCells("ping", 1),
+			rpcCells("ping", 32),
+			rpcCells("tools/list", 1),
+			rpcCells("tools/list", 32),
+			[
+				{ key: "call in-host bare", to: inHostBare, sessions: 1, messages: readMsg },
+				{ key: "call fake adapter", to: fake, sessions: 1, messages: readMsg },
+				{ key: "call greet", to: bridge, sessions: 1, messages: call("greet", { name: "bench" }) },
+				{ key: "call read", to: bridge, sessions: 1, messages: readMsg },
+				{ key: "call read modern", to: { ...bridge, modern: true }, sessions: 1, messages: readMsg },
+				{ key: "call sdk echo", to: sdk, sessions: 1, messages: call("echo", { text: "hi" }) },
+			],
+		];
+		const run = (c: RpcCell, total: number): Promise<LoadResult> =>
+			load({
+				kind: "rpc",
+				url: c.to.url,
+				token: c.to.token,
+				sessions: c.sessions,
+				perSession: Math.max(1, Math.ceil(total / c.sessions)),
+				messages: c.messages,
+				...(c.to.modern ? { modern: true } : {}),
+			});
+
+		// Warm-up, which also sizes each workload's runs to about `seconds` (the SDK's 55 KB tools/list is slow).
 		const counts: Record<string, number> = {};
-		for (let pass = 0; pass < 2; pass++) {
-			for (const cell of CELLS) {
-				const total = cell.sessions === 1 ? 1500 : 32 * 120;
-				for (const who of CONTENDERS) {
-					const r = await load(by[who], cell.sessions, total, [{ method: cell.method }]);
-					if (r.errors > 0) throw new Error(`warm-up ${cell.label} on ${who}: ${r.errors} errors, ${r.firstError}`);
-					if (pass === 1 && who === "bare")
-						counts[cell.key] = Math.ceil(Math.max(MIN_REQUESTS, SECONDS * r.rps) / cell.sessions) * cell.sessions;
-				}
-			}
-			const r = await load(by.bridge, 1, 800, readMsg);
-			if (r.errors > 0) throw new Error(`warm-up tools/call read: ${r.errors} errors, ${r.firstError}`);
-			for (const m of [
-				await modernLoad(host, 1, 800, readMsg),
-				await modernLoad(host, 32, 32 * 120, [{ method: "tools/list" }]),
-			])
-				if (m.errors > 0) throw new Error(`warm-up 2026-07-28: ${m.errors} errors, ${m.firstError}`);
-			if (pass === 1) counts.read = Math.max(MIN_REQUESTS, Math.ceil(SECONDS * r.rps));
-			await inProcessRead(host, smallFile, 800);
-			await load(by.sdk, 1, 800, echoMsg);
+		for (const c of groups.flat()) {
+			const r = await run(c, c.sessions === 1 ? 800 : 32 * 40);
+			if (r.errors > 0) throw new Error(`warm-up ${c.key}: ${r.errors} errors, ${r.firstError}`);
+			counts[c.key] = Math.ceil(Math.max(MIN_REQUESTS, seconds * r.rps) / c.sessions) * c.sessions;
 		}
+		const readCount = counts["call read"] ?? MIN_REQUESTS;
+		await probe(h, { op: "exec", tool: "read", args: readArgs, n: 200 });
+		const started = await load({
+			kind: "rpc",
+			url: h.url,
+			token: h.token,
+			sessions: 1,
+			perSession: 1,
+			messages: call("hub", { op: "start", name: CONSOLE, ...CONSOLE_PROGRAM }),
+		});
+		if (started.errors > 0) throw new Error(`hub start: ${started.firstError}`);
+		const consoleHttp = () =>
+			load({
+				kind: "console",
+				url: h.url,
+				token: h.token,
+				name: CONSOLE,
+				n: trips,
+				tag: crypto.randomUUID().slice(0, 8),
+			});
+		const consoleInProc = () =>
+			probe<{ ms: number[] }>(h, { op: "console", name: CONSOLE, n: trips, tag: crypto.randomUUID().slice(0, 8) });
+		await consoleHttp();
+		await consoleInProc();
+		const taskLoad = () =>
+			load({
+				kind: "task",
+				url: h.url,
+				token: h.token,
+				n: trips,
+				tool: "slow_compute",
+				args: { seconds: 0.005, label: "bench" },
+			});
+		await taskLoad();
 		console.log(
-			`requests per run (same for every contender): ${CELLS.map(c => `${c.label} ${counts[c.key]}`).join(", ")}, tools/call read ${counts.read}`,
+			`requests per run: ${Object.entries(counts)
+				.map(([k, n]) => `${k} ${n}`)
+				.join(", ")}; read in-process ${readCount}`,
 		);
 
-		const runs: Record<string, Record<Who, LoadResult[]>> = {};
-		for (const cell of CELLS) runs[cell.key] = { bare: [], bridge: [], sdk: [] };
-		const readHttp: LoadResult[] = [];
-		const readInProc: Array<{ p50: number; p99: number }> = [];
-		const echoSdk: LoadResult[] = [];
-		const modern: ModernFigures = { list32: { legacy: [], modern: [] }, read: { legacy: readHttp, modern: [] } };
+		const res: Record<string, LoadResult[]> = {};
+		const fig: Record<string, number[]> = {};
+		const put = (key: string, x: number) => {
+			fig[key] ??= [];
+			fig[key].push(x);
+		};
 		const warnings: string[] = [];
-		let turn = 0;
-		for (let round = 1; round <= ROUNDS; round++) {
-			for (const cell of CELLS) {
-				// Rotate who goes first, so that drift on a shared machine hits every contender alike.
-				const order = CONTENDERS.map((_, i) => CONTENDERS[(i + turn) % CONTENDERS.length] as Who);
-				turn++;
-				for (const who of order) {
-					const r = await load(by[who], cell.sessions, counts[cell.key] ?? 0, [{ method: cell.method }]);
-					runs[cell.key]?.[who].push(r);
-					if (r.errors > 0) warnings.push(`round ${round} ${cell.label} ${who}: ${r.errors} errors, ${r.firstError}`);
+		let tasksMade = 0;
+		let taskTries = 0;
+		for (let round = 1; round <= rounds; round++) {
+			for (const [g, group] of groups.entries()) {
+				const steps: Array<() => Promise<void>> = group.map(c => async () => {
+					const r = await run(c, counts[c.key] ?? MIN_REQUESTS);
+					res[c.key] ??= [];
+					res[c.key]?.push(r);
+					if (r.errors > 0) warnings.push(`round ${round} ${c.key}: ${r.errors} errors, ${r.firstError}`);
 					console.log(
-						`  round ${round} ${cell.label.padEnd(24)} ${who.padEnd(6)} ${fmtRps(r.rps).padStart(6)} req/s  p50 ${fmtMs(r.p50ms)}  p99 ${fmtMs(r.p99ms)} ms  (${r.requests} in ${r.seconds.toFixed(2)} s)`,
+						`  round ${round} ${c.key.padEnd(20)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50ms.toFixed(3)}  p99 ${r.p99ms.toFixed(3)} ms  (${r.requests} in ${r.seconds.toFixed(2)} s)`,
 					);
+				});
+				if (g === groups.length - 1) {
+					steps.push(async () => {
+						const { ms } = await probe<{ ms: number[] }>(h, { op: "exec", tool: "read", args: readArgs, n: readCount });
+						put("read in-process", percentile(ms, 50));
+						console.log(
+							`  round ${round} read in-process      p50 ${percentile(ms, 50).toFixed(3)}  p99 ${percentile(ms, 99).toFixed(3)} ms  (${ms.length})`,
+						);
+					});
 				}
+				for (const step of rotate(steps, round + g)) await step();
 			}
-			// 2026-07-28 right after its 2025 twin: the same request count on the same host.
-			const ml = await modernLoad(host, 32, counts["list-32"] ?? 0, [{ method: "tools/list" }]);
-			modern.list32.legacy.push(runs["list-32"]?.bridge.at(-1) as LoadResult);
-			modern.list32.modern.push(ml);
-			if (ml.errors > 0) warnings.push(`round ${round} tools/list 2026-07-28: ${ml.errors} errors, ${ml.firstError}`);
+			const consoleSides: Array<() => Promise<void>> = [
+				async () => put("console http", percentile((await consoleHttp()).ms, 50)),
+				async () => put("console in-process", percentile((await consoleInProc()).ms, 50)),
+			];
+			for (const step of rotate(consoleSides, round)) await step();
+			const t = await taskLoad();
+			put("task", percentile(t.task, 50));
+			put("plain", percentile(t.plain, 50));
+			tasksMade += t.tasks;
+			taskTries += trips;
 			console.log(
-				`  round ${round} tools/list ×32 2026-07-28   ${fmtRps(ml.rps).padStart(6)} req/s  p50 ${fmtMs(ml.p50ms)}`,
+				`  round ${round} console p50 http ${fig["console http"]?.at(-1)?.toFixed(3)} in-process ${fig["console in-process"]?.at(-1)?.toFixed(3)} ms; task p50 ${fig.task?.at(-1)?.toFixed(3)} plain ${fig.plain?.at(-1)?.toFixed(3)} ms`,
 			);
-			const n = counts.read ?? 0;
-			const viaHttp = async () => {
-				const r = await load(by.bridge, 1, n, readMsg);
-				readHttp.push(r);
-				if (r.errors > 0) warnings.push(`round ${round} tools/call read: ${r.errors} errors, ${r.firstError}`);
-				console.log(
-					`  round ${round} tools/call read via HTTP     p50 ${fmtMs(r.p50ms)}  p99 ${fmtMs(r.p99ms)} ms  (${r.requests} in ${r.seconds.toFixed(2)} s)`,
-				);
-				const m = await modernLoad(host as Host, 1, n, readMsg);
-				modern.read.modern.push(m);
-				if (m.errors > 0)
-					warnings.push(`round ${round} tools/call read 2026-07-28: ${m.errors} errors, ${m.firstError}`);
-				console.log(`  round ${round} tools/call read 2026-07-28  p50 ${fmtMs(m.p50ms)}  p99 ${fmtMs(m.p99ms)} ms`);
-			};
-			const inProc = async () => {
-				const r = await inProcessRead(host as Host, smallFile, n);
-				readInProc.push(r);
-				console.log(`  round ${round} read execute in-process     p50 ${fmtMs(r.p50)}  p99 ${fmtMs(r.p99)} ms  (${n})`);
-			};
-			if (round % 2 === 1) {
-				await viaHttp();
-				await inProc();
-			} else {
-				await inProc();
-				await viaHttp();
-			}
-			const e = await load(by.sdk, 1, n, echoMsg);
-			echoSdk.push(e);
-			console.log(`  round ${round} SDK tools/call echo          p50 ${fmtMs(e.p50ms)}  p99 ${fmtMs(e.p99ms)} ms`);
 		}
-		const mem = Object.fromEntries(
-			CONTENDERS.map(who => [
-				who,
-				{ rss: procStatusKiB(by[who].pid, "VmRSS") / 1024, hwm: procStatusKiB(by[who].pid, "VmHWM") / 1024 },
-			]),
-		) as Record<Who, { rss: number; hwm: number }>;
-		const bytes = Object.fromEntries(
-			await Promise.all(CONTENDERS.map(async who => [who, await bodyBytes(by[who], "tools/list")] as const)),
-		) as Record<Who, number>;
 
-		printMcpReport({
-			runs,
-			readHttp,
-			readInProc,
-			echoSdk,
-			modern,
-			warnings,
-			mem,
-			bytes,
-			hostBoot,
-			loadStart,
-			catalogBytes: catalog.bytes,
-			blob,
-			rounds: ROUNDS,
-		});
+		const rps = (key: string) => (res[key] ?? []).map(r => r.rps);
+		const p50 = (key: string) => (res[key] ?? []).map(r => r.p50ms);
+		const rows: Row[] = [];
+		for (const [what, label] of [
+			["ping", "ping"],
+			["list", "tools/list"],
+		] as const) {
+			for (const n of [1, 32]) {
+				const key = `${what}-${n}`;
+				const targeted = key === "ping-32";
+				const measure = `${label}, ${n} session${n === 1 ? "" : "s"}`;
+				const bridgeRps = rps(`${key} bridge`);
+				const ceiling = "bare ceiling (own process, constant answers)";
+				rows.push(
+					row(measure, "req/s", bridgeRps, ceiling, rps(`${key} bare`), "ratio", targeted ? atLeast(0.85) : undefined),
+				);
+				const sdkName = "SDK reference (official SDK, same catalog)";
+				rows.push(
+					row(measure, "req/s", bridgeRps, sdkName, rps(`${key} sdk`), "ratio", targeted ? atLeast(7) : undefined),
+				);
+			}
+		}
+		const own = p50("call fake adapter");
+		const ownName = "the bridge's own part (fake adapter)";
+		rows.push(
+			row(
+				"tools/list, 32 clients, 2026-07-28 (no session)",
+				"req/s",
+				rps("list-32 modern"),
+				"the same list, 2025 era, same round",
+				rps("list-32 bridge"),
+				"ratio",
+				atLeast(0.95),
+			),
+			row(
+				"tools/call read, 1 client, 2026-07-28: p50",
+				"ms",
+				p50("call read modern"),
+				"the same call, 2025 era, same round",
+				p50("call read"),
+				"diff",
+				atMost(0.02, "≤ +0.02 ms"),
+			),
+			row(
+				"tools/call, the bridge's own part (session, call table, audit, answer): p50",
+				"ms",
+				own,
+				"bare reference in the host process, same message",
+				p50("call in-host bare"),
+				"diff",
+				atMost(0.2, "≤ +0.2 ms"),
+			),
+			row(
+				"tools/call greet (no-op tool), the host's part (adapter, tool cards): p50",
+				"ms",
+				p50("call greet"),
+				ownName,
+				own,
+				"diff",
+			),
+			row(
+				"tools/call read (24 lines), the host's part (adapter, tool cards, read): p50",
+				"ms",
+				p50("call read"),
+				ownName,
+				own,
+				"diff",
+			),
+			row(
+				"tools/call read over HTTP: p50",
+				"ms",
+				p50("call read"),
+				"read called in-process (execute)",
+				fig["read in-process"] ?? [],
+				"diff",
+			),
+			row(
+				"tools/call, the bridge's own part vs the SDK: p50",
+				"ms",
+				own,
+				"SDK reference, tools/call echo",
+				p50("call sdk echo"),
+				"diff",
+			),
+			row(
+				"console round trip through hub (send a line, read the answer via logs): p50",
+				"ms",
+				fig["console http"] ?? [],
+				"the same through hub called in-process",
+				fig["console in-process"] ?? [],
+				"ratio",
+			),
+			row(
+				"tools/call (5 ms tool) as a task: handle + first tasks/get, p50",
+				"ms",
+				fig.task ?? [],
+				"the plain call, 2026-07-28, same round",
+				fig.plain ?? [],
+				"ratio",
+				atMost(2, "≤ 2 ×"),
+			),
+		);
+
+		const bodyBytes = async (t: Target) => {
+			const base = {
+				authorization: `Bearer ${t.token}`,
+				"content-type": "application/json",
+				accept: "application/json, text/event-stream",
+			};
+			const sid = (await initialize(t.url, base, "bench")) ?? "";
+			const r = await fetch(t.url, {
+				method: "POST",
+				headers: { ...base, "mcp-session-id": sid },
+				body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+			});
+			return (await r.arrayBuffer()).byteLength;
+		};
+		const mem = (pid: number) => `${statusMiB(pid, "VmRSS").toFixed(1)} / ${statusMiB(pid, "VmHWM").toFixed(1)}`;
+		const notes = [
+			`tools/list answer, bytes: bridge ${await bodyBytes(bridge)}, bare ${await bodyBytes(bare)}, SDK ${await bodyBytes(sdk)} (the host's ${catalog.bytes} bytes of tools, registered through zod)`,
+			`VmRSS / VmHWM MiB after the run: host ${mem(h.proc.pid)} (after boot ${hostBoot.rss.toFixed(1)} / ${hostBoot.hwm.toFixed(1)}), bare ${mem(bareProc.pid)}, SDK ${mem(sdkProc.pid)}`,
+			`tasks: ${tasksMade} of ${taskTries} declaring calls became tasks`,
+			`identity re-check after the body (contract §16): ${identityRecheckNs().toFixed(1)} ns per request, in-process`,
+			`per-round ping ×32 bridge / bare: ${(res["ping-32 bridge"] ?? []).map((r, i) => (r.rps / (res["ping-32 bare"]?.[i]?.rps ?? Number.NaN)).toFixed(2)).join(", ")}`,
+			`median p50 / p99 ms, ping ×32: bridge ${median(p50("ping-32 bridge")).toFixed(3)} / ${median((res["ping-32 bridge"] ?? []).map(r => r.p99ms)).toFixed(3)}, bare ${median(p50("ping-32 bare")).toFixed(3)} / ${median((res["ping-32 bare"] ?? []).map(r => r.p99ms)).toFixed(3)}`,
+			...warnings.map(w => `warning: ${w}`),
+		];
+		return { rows, notes };
 	} finally {
 		for (const c of children) await c.stop();
 		if (host) {
@@ -232,4 +403,8 @@ export async function runMcpBench(blob?: BlobResult): Promise<void> {
 	}
 }
 
-if (import.meta.main) await runMcpBench();
+if (import.meta.main) {
+	const { rows, notes } = await runMcpBench();
+	console.log(`\n${printTable(rows, KNOBS.rounds)}\n`);
+	for (const n of [...notes, targetsLine(rows)]) console.log(n);
+}

@@ -1,0 +1,110 @@
+/**
+ * Loaded into the benchmark host with `-e`: `/bench-probe <tag> <json>` measures inside the host and writes
+ * `BENCH-PROBE <tag> <json result>` to stderr (the host's stdout is its rpc channel). Ops:
+ * - `exec`: the Main session's tool run n times in-process, called the way src/host/bridge.ts calls it
+ *   (registry lookup, then `execute(id, args, signal, undefined, undefined)`): the tool without the bridge;
+ * - `console`: console round trips through `hub` called the same way (bench/console.ts);
+ * - `serve`: starts, in this process, the bare reference (bench/bare.ts) and the bridge's own core
+ *   (`BridgeServer` with a real audit log) over a fake host adapter that answers every call at once with
+ *   what the given tool answered once: the bridge's own path with no host part.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
+import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
+import { createAuditLog } from "../src/audit/log.ts";
+import { bindBun } from "../src/core/listen.ts";
+import { BridgeServer } from "../src/core/server.ts";
+import type { ToolCallOutcome } from "../src/core/types.ts";
+import { type HostSession, mapContent } from "../src/host/bridge.ts";
+import { serveBare } from "./bare.ts";
+import { consoleRoundTrips } from "./console.ts";
+
+type Tool = ReturnType<HostSession["getToolByName"]>;
+
+function mainTool(name: string): NonNullable<Tool> {
+	const main = AgentRegistry.global().get("Main")?.session as unknown as HostSession | null | undefined;
+	const tool = main?.getAllToolNames().includes(name) ? main.getToolByName(name) : undefined;
+	if (!tool) throw new Error(`no ${name} tool on a live Main session`);
+	return tool;
+}
+
+async function run(name: string, args: Record<string, unknown>): Promise<{ text: string; outcome: ToolCallOutcome }> {
+	const result = await mainTool(name).execute(
+		crypto.randomUUID(),
+		args,
+		new AbortController().signal,
+		undefined,
+		undefined,
+	);
+	const outcome = { content: mapContent(result?.content), isError: result?.isError === true };
+	if (outcome.isError) throw new Error(`${name}: ${JSON.stringify(outcome.content).slice(0, 300)}`);
+	return { text: outcome.content.map(c => (c.type === "text" ? c.text : "")).join("\n"), outcome };
+}
+
+interface Spec {
+	op: "exec" | "console" | "serve";
+	tool?: string;
+	args?: Record<string, unknown>;
+	n?: number;
+	name?: string;
+	tag?: string;
+	token?: string;
+}
+
+const round4 = (xs: number[]) => xs.map(x => Math.round(x * 1e4) / 1e4);
+
+async function probe(spec: Spec): Promise<unknown> {
+	if (spec.op === "exec") {
+		const ms: number[] = [];
+		for (let i = 0; i < (spec.n ?? 0); i++) {
+			const t0 = performance.now();
+			await run(spec.tool ?? "", spec.args ?? {});
+			ms.push(performance.now() - t0);
+		}
+		return { ms: round4(ms) };
+	}
+	if (spec.op === "console") {
+		const call = async (args: Record<string, unknown>) => (await run("hub", args)).text;
+		return { ms: round4(await consoleRoundTrips(call, spec.name ?? "", spec.n ?? 0, spec.tag ?? "p")) };
+	}
+	const { outcome } = await run(spec.tool ?? "", spec.args ?? {});
+	const audit = createAuditLog({
+		path: join(homedir(), "bench-fake-adapter.log"),
+		log: () => {},
+		secrets: () => spec.token ?? "",
+	});
+	const server = new BridgeServer(
+		{
+			version: "bench",
+			instructions: "",
+			listTools: () => [],
+			callTool: async req => {
+				await req.begin?.();
+				return outcome;
+			},
+			audit: audit.calls,
+			log: line => process.stderr.write(`${line}\n`),
+		},
+		{ ownerSecret: spec.token ?? "", bindHost: "127.0.0.1", isLoopbackBind: true, allowedOrigins: [] },
+	);
+	const fake = bindBun(server.handle, "127.0.0.1", 0).binding.port;
+	return { bare: serveBare().port, fake };
+}
+
+export default function benchProbe(pi: ExtensionAPI): void {
+	pi.registerCommand("bench-probe", {
+		description: "Benchmark probe: in-process tool runs, console round trips, in-host reference servers",
+		handler: async text => {
+			const at = text.indexOf(" ");
+			const tag = text.slice(0, at);
+			let out: unknown;
+			try {
+				out = await probe(JSON.parse(text.slice(at + 1)) as Spec);
+			} catch (err) {
+				out = { error: String(err) };
+			}
+			process.stderr.write(`BENCH-PROBE ${tag} ${JSON.stringify(out)}\n`);
+		},
+	});
+}
