@@ -1,0 +1,67 @@
+/**
+ * Claims in the docs held to the files that decide them, so the next drift of each kind fails here rather than
+ * in a reader's hands. Each describe names the kind of claim.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../../helpers/host.ts";
+
+const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
+
+interface LockEntry {
+	engines?: { node?: string };
+	os?: string[];
+	hasInstallScript?: boolean;
+	optional?: boolean;
+}
+const lock = JSON.parse(read("package-lock.json")) as { packages: Record<string, LockEntry> };
+const pkg = JSON.parse(read("package.json")) as { allowScripts: Record<string, boolean> };
+/** The locked packages npm installs on this platform (optional ones for other systems are skipped). */
+const here = Object.entries(lock.packages).filter(([path, e]) => path && (!e.os || e.os.includes(process.platform)));
+const nameOf = (path: string) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
+
+describe("install output (README: what `npm install` prints)", () => {
+	const section = (file: string, from: string, to: string) => {
+		const text = read(file);
+		return text.slice(text.indexOf(from), text.indexOf(to, text.indexOf(from)));
+	};
+
+	test("the EBADENGINE list is exactly the locked packages whose engines exclude the Node the README tested", () => {
+		const tested = /\| Node \| ≥ 20 \(tested: (\d+\.\d+)\)/.exec(read("README.md"))?.[1];
+		expect(tested).toBeDefined();
+		const warned = here
+			.filter(([, e]) => e.engines?.node && !Bun.semver.satisfies(`${tested}.0`, e.engines.node))
+			.map(([path]) => nameOf(path))
+			.sort();
+		expect(warned.length).toBeGreaterThan(0);
+		for (const [file, from, to] of [
+			["README.md", "**What `npm install` prints**", "Node 22.13 or later"],
+			["README_ZN.md", "**`npm install` 会打印什么**", "Node 22.13 或更新版本"],
+		] as const) {
+			const named = [...section(file, from, to).matchAll(/`([@a-z0-9/.-]+)`/g)]
+				.map(m => m[1] ?? "")
+				.filter(n => !["npm install", "npm test", "bun run --bun"].includes(n) && !n.startsWith("npm"));
+			expect({ file, named: [...new Set(named)].sort() }).toEqual({ file, named: warned });
+		}
+		// Past every engines floor, nothing warns: the README's "Node 22.13 or later prints none".
+		for (const [path, e] of here) {
+			for (const node of ["22.13.0", "24.0.0"]) {
+				if (e.engines?.node)
+					expect({ path, node, ok: Bun.semver.satisfies(node, e.engines.node) }).toMatchObject({ ok: true });
+			}
+		}
+	});
+
+	test("allowScripts decides every locked install script: approved when installed here, denied when optional", () => {
+		const scripted = Object.entries(lock.packages).filter(([path, e]) => path && e.hasInstallScript);
+		expect(Object.keys(pkg.allowScripts).sort()).toEqual(scripted.map(([path]) => nameOf(path)).sort());
+		for (const [path, e] of scripted)
+			expect({ path, allowed: pkg.allowScripts[nameOf(path)] }).toEqual({ path, allowed: !e.optional });
+		for (const file of ["README.md", "README_ZN.md"]) {
+			const text = read(file);
+			for (const name of Object.keys(pkg.allowScripts))
+				expect({ file, name, named: text.includes(`\`${name}\``) }).toEqual({ file, name, named: true });
+		}
+	});
+});
