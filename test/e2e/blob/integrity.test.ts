@@ -183,7 +183,7 @@ describe("/blob integrity (real hosts)", () => {
 				for (const x of bodies) seen.add(sha(x));
 				const puts = bodies.map((x, i) => send("PUT", file, x, {}, i % 2 ? other : host));
 				const reads = [read(host), read(other)];
-				const answers = await Promise.all(puts.map(async p => ((await p).json() as Promise<{ sha256?: string }>)));
+				const answers = await Promise.all(puts.map(async p => (await p).json() as Promise<{ sha256?: string }>));
 				const statuses = await Promise.all(puts.map(async p => (await p).status));
 				const ok = answers.filter((_, i) => statuses[i] === 200).map(x => x.sha256);
 				for (const [i, x] of answers.entries()) {

@@ -127,7 +127,9 @@ describe("staging files", () => {
 
 	test("cleaning: older than 24 h and the oldest beyond the bound go; user files of any staging-like name stay", () => {
 		const old = parked(join(dir, "a"), 25 * 3600_000);
-		const young = Array.from({ length: STAGING_MAX_PER_DIR + 3 }, (_, i) => parked(join(dir, `y${i}`), (20 - i) * 60_000));
+		const young = Array.from({ length: STAGING_MAX_PER_DIR + 3 }, (_, i) =>
+			parked(join(dir, `y${i}`), (20 - i) * 60_000),
+		);
 		// A user's files: the old fixed shape (even 0600, even ancient), another mode, another shape.
 		const user = [
 			`.a2a-staging-${"a".repeat(32)}`,
