@@ -65,3 +65,47 @@ describe("install output (README: what `npm install` prints)", () => {
 		}
 	});
 });
+
+describe("CHANGELOG: released versions a user can read", () => {
+	const log = read("CHANGELOG.md");
+	const heads = [...log.matchAll(/^## (.*)$/gm)].map(m => m[1] ?? "");
+	const released = heads.slice(1).map(h => /^\[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$/.exec(h));
+
+	test("Unreleased on top, then each release as `[x.y.z] - date`, newest first; package.json is the newest", () => {
+		expect(heads[0]).toBe("[Unreleased]");
+		expect(released.length).toBeGreaterThanOrEqual(2);
+		for (const [i, m] of released.entries()) expect({ head: heads[i + 1], ok: m !== null }).toMatchObject({ ok: true });
+		const versions = released.map(m => m?.[1] ?? "");
+		const dates = released.map(m => m?.[2] ?? "");
+		for (let i = 1; i < versions.length; i++) {
+			expect(Bun.semver.order(versions[i - 1] ?? "", versions[i] ?? "")).toBe(1);
+			expect((dates[i - 1] ?? "") >= (dates[i] ?? "")).toBe(true);
+		}
+		const version = (JSON.parse(read("package.json")) as { version: string }).version;
+		expect(version).toBe(versions[0] ?? "");
+		const lockRoot = JSON.parse(read("package-lock.json")) as {
+			version: string;
+			packages: Record<string, { version?: string }>;
+		};
+		expect([lockRoot.version, lockRoot.packages[""]?.version]).toEqual([version, version]);
+		// The initialize example shows the package version the bridge really sends.
+		expect(read("docs/protocol.md")).toContain(`"serverInfo": { "name": "omp-a2a-bridge", "version": "${version}" }`);
+	});
+
+	test("an entry of an older release whose behaviour a newer one changed says so", () => {
+		// Each pair: a phrase of a released entry, and the newer change that contradicts it.
+		const changed: Array<[string, string]> = [
+			["a `start` and a `done` record per call", "coalesced `refused` record"],
+			["sessions (64, 24 h idle) bound to the token", "its share of the 64 sessions"],
+		];
+		const sections = log.split(/^## /m).slice(2);
+		for (const [phrase, note] of changed) {
+			const older = sections.findIndex(s => s.includes(phrase));
+			if (older < 0) continue;
+			const entry = (sections[older] ?? "").split("\n").find(l => l.includes(phrase)) ?? "";
+			expect({ entry, says: /Changed in \d+\.\d+\.\d+/.test(entry) && entry.includes(note) }).toMatchObject({
+				says: true,
+			});
+		}
+	});
+});
