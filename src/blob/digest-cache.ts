@@ -2,8 +2,9 @@
  * Whole-file SHA-256s the bridge has computed (an upload's `sha256`, a download's `Repr-Digest`), so a
  * download asked for `Repr-Digest` right after an upload does not hash the file again. Keyed by device,
  * inode, size and the nanosecond mtime and ctime: any write, truncate, chmod or rename changes the ctime,
- * so a changed file misses. Bounded, least recently used first out.
+ * so a changed file misses. Bounded, least recently used first out. The same key makes downloads' `ETag`.
  */
+import { createHash } from "node:crypto";
 import { fstatSync } from "node:fs";
 
 const MAX_ENTRIES = 256;
@@ -13,6 +14,13 @@ export function contentKey(fd: number): string {
 	const st = fstatSync(fd, { bigint: true });
 	return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
+
+/**
+ * A strong `ETag` for the file's current contents (RFC 9110 §8.8.3): the content key hashed, so it changes
+ * with any write, truncate, chmod or rename and tells nothing about the inode.
+ */
+export const entityTag = (key: string): string =>
+	`"${createHash("sha256").update(key).digest("base64url").slice(0, 22)}"`;
 
 export class DigestCache {
 	readonly #known = new Map<string, string>();

@@ -14,6 +14,18 @@ const TOKEN = /^[A-Za-z*][A-Za-z0-9!#$%&'*+\-.^_`|~:/]*/;
 const NUMBER = /^-?[0-9]{1,15}(\.[0-9]{1,3})?/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/**
+ * RFC 8941 §3.3.5 byte sequence content: base64 with or without its `=` padding; null for anything that
+ * is no base64 at all (`A`: 6 bits cannot end a byte), so a malformed field is a refusal, never a throw.
+ */
+function base64Bytes(b64: string): Uint8Array | null {
+	if (!BASE64.test(b64)) return null;
+	const bare = b64.replace(/=+$/, "");
+	if (bare.length % 4 === 1) return null;
+	if (bare.length !== b64.length && b64.length % 4 !== 0) return null;
+	return new Uint8Array(Buffer.from(bare, "base64"));
+}
+
 /** A tiny cursor parser: each step returns false on malformed input. */
 class Cursor {
 	pos = 0;
@@ -40,10 +52,10 @@ function bareItem(c: Cursor): Bare | null {
 	if (ch === ":") {
 		const end = c.s.indexOf(":", c.pos + 1);
 		if (end < 0) return null;
-		const b64 = c.s.slice(c.pos + 1, end);
-		if (!BASE64.test(b64)) return null;
+		const bytes = base64Bytes(c.s.slice(c.pos + 1, end));
+		if (bytes === null) return null;
 		c.pos = end + 1;
-		return { kind: "bytes", value: Uint8Array.from(atob(b64), x => x.charCodeAt(0)) };
+		return { kind: "bytes", value: bytes };
 	}
 	if (ch === '"') {
 		for (let i = c.pos + 1; i < c.s.length; i++) {
@@ -95,8 +107,16 @@ function member(c: Cursor): Bare | null {
 	}
 }
 
-/** RFC 8941 §4.2.2, for the item kinds a digest field can hold; null when malformed. @internal */
+/** RFC 8941 §4.2.2, for the item kinds a digest field can hold; null when malformed (it never throws). @internal */
 export function parseDictionary(raw: string): Dictionary | null {
+	try {
+		return dictionary(raw);
+	} catch {
+		return null;
+	}
+}
+
+function dictionary(raw: string): Dictionary | null {
 	const c = new Cursor(raw.trim());
 	const out: Dictionary = new Map();
 	while (!c.done) {

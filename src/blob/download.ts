@@ -5,16 +5,17 @@
  * not its name; Bun mis-sizes a slice of a bare descriptor), held open until Bun is done, with the
  * `Content-Length` checked; a file that shrinks under it ends the connection short rather than pad. Kernel pseudo-files report a
  * made-up size, so they are streamed to EOF with no `Content-Length` and no ranges. `Want-Repr-Digest:
- * sha-256=…` adds `Repr-Digest` of the whole file, hashed before the headers go out (blob/hash.ts).
+ * sha-256=…` adds `Repr-Digest` of the whole file, hashed before the headers go out (blob/hash.ts). Each
+ * answer carries a strong `ETag`; a `Range` with an `If-Range` that is not it gets the whole file.
  */
 import { closeSync, existsSync, readSync } from "node:fs";
 import type { Connection } from "../core/types.ts";
 import { holding } from "./conn.ts";
 import type { Ctx } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
-import { contentKey, type DigestCache } from "./digest-cache.ts";
+import { contentKey, type DigestCache, entityTag } from "./digest-cache.ts";
 import { digestsOf } from "./hash.ts";
-import { MAX_DOWNLOADS_IN_FLIGHT, parseRange } from "./parse.ts";
+import { MAX_DOWNLOADS_IN_FLIGHT, parseRange, rangeApplies } from "./parse.ts";
 import { replaceTarget, stagedSize } from "./staging.ts";
 import { openTarget } from "./target.ts";
 
@@ -85,7 +86,9 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 		return new Response(body, { status: 200, headers: { "content-type": OCTETS } });
 	}
 	const size = st.size;
-	const range = parseRange(req.headers.get("range"), size);
+	const etag = entityTag(contentKey(fd));
+	const asked = rangeApplies(req.headers.get("if-range"), etag) ? req.headers.get("range") : null;
+	const range = parseRange(asked, size);
 	if (!range.ok) {
 		closeSync(fd);
 		return refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` });
@@ -96,6 +99,7 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 		"content-type": OCTETS,
 		"content-length": String(length),
 		"accept-ranges": "bytes",
+		etag,
 		...stagedHeader,
 	};
 	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;

@@ -118,6 +118,14 @@ export function parseRange(header: string | null, size: number): BlobParsed<Byte
 	return { ok: true, value: { start, end } };
 }
 
+/**
+ * Whether a `Range` is served (RFC 9110 §13.1.5): without `If-Range` yes; with one, only when it is this
+ * file's strong `ETag` exactly. A date never matches (no `Last-Modified` is sent): the whole file comes
+ * back, never part of a file that may have been replaced since.
+ */
+export const rangeApplies = (ifRange: string | null, etag: string): boolean =>
+	ifRange === null || ifRange.trim() === etag;
+
 export const json = (body: unknown, status: number, headers: Record<string, string> = {}): Response =>
 	new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 

@@ -229,6 +229,54 @@ describe("/blob integrity (real hosts)", () => {
 		expect(writesOf(host, join(dir, mine[0] as string)).map(r => r.isError)).toEqual([true, true]);
 	}, 60_000);
 
+	test("defect 10: a digest field that is no base64 (sha-256=:A:) -> 400 bad_digest with an audit record, never a 500", async () => {
+		const file = join(host.cwd, "digest-target.bin");
+		writeFileSync(file, "kept");
+		for (const value of ["sha-256=:A:", "sha-256=:AAAAA:", "sha-256=:=:", "sha-256=:AB=:"]) {
+			for (const [method, header] of [
+				["PUT", "repr-digest"],
+				["POST", "repr-digest"],
+				["PUT", "content-digest"],
+				["GET", "want-repr-digest"],
+			] as const) {
+				const before = auditRecords(host).length;
+				const res = await send(method, file, method === "GET" ? null : "new bytes", { [header]: value });
+				expect([value, method, header, res.status]).toEqual([value, method, header, 400]);
+				expect(await res.json()).toMatchObject({ code: "bad_digest" });
+				const added = auditRecords<{ tool: string; isError: boolean; error?: string }>(host).slice(before);
+				expect(added).toHaveLength(1);
+				expect(added[0]).toMatchObject({ isError: true, error: expect.stringContaining("Structured Field") });
+			}
+		}
+		expect(readFileSync(file, "utf8")).toBe("kept");
+	}, 60_000);
+
+	test("defect 10: downloads carry an ETag; a resume whose If-Range is stale gets the whole new file, never two files mixed", async () => {
+		const file = join(host.cwd, "resumed.bin");
+		const v1 = random(2 * MIB);
+		const v2 = random(2 * MIB);
+		expect((await send("PUT", file, v1)).status).toBe(200);
+		const first = await send("GET", file, null, { range: `bytes=0-${MIB - 1}` });
+		expect(first.status).toBe(206);
+		const etag = first.headers.get("etag") as string;
+		expect(etag).toMatch(/^"/);
+		const head = new Uint8Array(await first.arrayBuffer());
+		// Unchanged: the resume under If-Range is the rest, and the two parts are v1.
+		const rest = await send("GET", file, null, { range: `bytes=${MIB}-`, "if-range": etag });
+		expect(rest.status).toBe(206);
+		expect(sha(Buffer.concat([head, new Uint8Array(await rest.arrayBuffer())]))).toBe(sha(v1));
+		// Replaced between the parts: the resume gets the whole new file (200), what is on disk now.
+		expect((await send("PUT", file, v2)).status).toBe(200);
+		const after = await send("GET", file, null, { range: `bytes=${MIB}-`, "if-range": etag });
+		expect(after.status).toBe(200);
+		expect(after.headers.get("content-range")).toBeNull();
+		const body = new Uint8Array(await after.arrayBuffer());
+		expect([body.byteLength, sha(body)]).toEqual([v2.byteLength, sha(readFileSync(file))]);
+		expect(after.headers.get("etag")).not.toBe(etag);
+		const headOnly = await send("HEAD", file, null);
+		expect(headOnly.headers.get("etag")).toBe(after.headers.get("etag"));
+	}, 60_000);
+
 	test("defect 10: a PUT refused on a full disk is audited with the bytes it kept (0)", async () => {
 		const dir = join(host.home, "full-disk");
 		mkdirSync(dir);

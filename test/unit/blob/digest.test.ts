@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import fc from "fast-check";
 import { closeSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +51,38 @@ describe("parseDigest (Repr-Digest / Content-Digest, RFC 9530 over RFC 8941 dict
 			}
 		});
 	}
+	test("issue 30: base64 that is no base64 ('A', 'AAAAA', '=', 'AB=') -> bad_digest, never a throw", () => {
+		for (const content of ["A", "AAAAA", "=", "AB=", "A===", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=A"]) {
+			for (const name of ["Repr-Digest", "Content-Digest"]) {
+				expect(parseDigest(name, `sha-256=:${content}:`)).toMatchObject({ ok: false, code: "bad_digest" });
+			}
+			expect(wantsSha256(`sha-256=:${content}:`)).toMatchObject({ ok: false, code: "bad_digest" });
+		}
+		// Unpadded base64 of 32 bytes is accepted (RFC 8941: parsers should not insist on padding).
+		expect(parseDigest("Repr-Digest", `sha-256=:${b64("x").replace(/=+$/, "")}:`)).toEqual({
+			ok: true,
+			value: hex("x"),
+		});
+	});
+	test("issue 30: any field value -> a value or bad_digest; the parsers never throw", () => {
+		const sfChars = fc.constantFrom(...'sha-256=:,;()" ?*0123456789AZaz+/=\t'.split(""));
+		const field = fc.oneof(
+			fc.string(),
+			fc.array(sfChars, { maxLength: 40 }).map(a => a.join("")),
+			fc.string().map(x => `sha-256=:${x}:`),
+			fc.base64String().map(x => `sha-256=:${x}:`),
+		);
+		fc.assert(
+			fc.property(field, raw => {
+				for (const r of [parseDigest("Repr-Digest", raw), wantsSha256(raw)]) {
+					if (!r.ok) expect(r.code).toBe("bad_digest");
+				}
+				const d = parseDigest("Content-Digest", raw);
+				if (d.ok && d.value !== null) expect(d.value).toMatch(/^[0-9a-f]{64}$/);
+			}),
+			{ numRuns: 3000 },
+		);
+	});
 	test("other item kinds parse (string, token, boolean, decimal) and are skipped", () => {
 		const d = parseDictionary('a="s\\"q", b=tok/en, c, d=?0, e=1.5;x=y');
 		expect([...(d?.keys() ?? [])]).toEqual(["a", "b", "c", "d", "e"]);

@@ -288,6 +288,31 @@ describe("createBlobRoute (handle without a socket)", () => {
 		]);
 	});
 
+	test("issue 30: every answer carries a strong ETag; a Range under a stale If-Range gets the whole new file", async () => {
+		const file = join(dir, "cwd", "v");
+		writeFileSync(file, "first version, 32 bytes long....");
+		const head = await call("HEAD", "path=v");
+		const etag = head.headers.get("etag") as string;
+		expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+		expect((await call("GET", "path=v")).headers.get("etag")).toBe(etag);
+		const part = await call("GET", "path=v", null, { range: "bytes=6-", "if-range": etag });
+		expect(part.status).toBe(206);
+		expect(part.headers.get("etag")).toBe(etag);
+		expect(await part.text()).toBe("version, 32 bytes long....");
+		// Replaced meanwhile (same size, same second): the old tag no longer matches, so no mix of two files.
+		writeFileSync(file, "SECOND VERSION, 32 BYTES LONG!!!");
+		const resumed = await call("GET", "path=v", null, { range: "bytes=6-", "if-range": etag });
+		expect(resumed.status).toBe(200);
+		expect(resumed.headers.get("content-range")).toBeNull();
+		expect(await resumed.text()).toBe("SECOND VERSION, 32 BYTES LONG!!!");
+		expect(resumed.headers.get("etag")).not.toBe(etag);
+		// A date, a weak tag or junk never matches either; an unsatisfiable range under it is not a 416.
+		for (const ifRange of ["Wed, 21 Oct 2015 07:28:00 GMT", `W/${etag}`, "junk"]) {
+			const r = await call("GET", "path=v", null, { range: "bytes=999-", "if-range": ifRange });
+			expect([ifRange, r.status]).toEqual([ifRange, 200]);
+		}
+	});
+
 	test("GET a missing file -> 404 not_found; a device -> 400 not_regular_file", async () => {
 		const missing = await call("GET", "path=nope");
 		expect(missing.status).toBe(404);
