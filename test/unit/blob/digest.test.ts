@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import fc from "fast-check";
 import { closeSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { parseDictionary, parseDigest, sfSha256, wantsSha256 } from "../../../src/blob/digest.ts";
 import { contentKey, DigestCache } from "../../../src/blob/digest-cache.ts";
 
