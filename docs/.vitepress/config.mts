@@ -23,7 +23,17 @@ function mermaidFences(md: MarkdownRenderer): void {
 type Labels = { guide: string; reference: string; pages: Record<string, string> };
 
 const REFERENCE = ["protocol", "security", "architecture", "usage", "testing", "performance"];
-const GUIDE = ["install", "clients", "configuration", "read-only", "blob", "long-work", "takeover", "troubleshooting"];
+const GUIDE = [
+	"install",
+	"clients",
+	"lab",
+	"configuration",
+	"read-only",
+	"blob",
+	"long-work",
+	"takeover",
+	"troubleshooting",
+];
 
 function sidebar(prefix: string, l: Labels): DefaultTheme.SidebarItem[] {
 	const item = (path: string) => ({ text: l.pages[path] ?? path, link: `${prefix}${path}` });
@@ -39,6 +49,7 @@ const EN: Labels = {
 	pages: {
 		"guide/install": "Install and run",
 		"guide/clients": "Connecting clients",
+		"guide/lab": "The lab box",
 		"guide/configuration": "Commands and configuration",
 		"guide/read-only": "Read-only setup",
 		"guide/blob": "Moving files: /blob",
@@ -60,6 +71,7 @@ const ZH: Labels = {
 	pages: {
 		"guide/install": "安装与运行",
 		"guide/clients": "连接客户端与首次调用",
+		"guide/lab": "实验室机器",
 		"guide/configuration": "命令与配置",
 		"guide/read-only": "只读配置",
 		"guide/blob": "传输文件：/blob",
