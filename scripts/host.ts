@@ -5,7 +5,7 @@
  * only this process, which closes omp's stdin (omp's own graceful shutdown) and then checks that the
  * port is released and no process of omp's session is left. The pure parts are in `src/headless/`.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defaultConfigPath } from "../src/config/config.ts";
 import { type HostArgs, parseHostArgs, USAGE } from "../src/headless/args.ts";
@@ -21,14 +21,21 @@ import {
 	TOKEN_PLACEHOLDER,
 	withTokenPlaceholder,
 } from "../src/headless/frames.ts";
+import { findOmpCli } from "../src/headless/omp-cli.ts";
 import { errorDetail } from "../src/text/error-text.ts";
 import { showSafely } from "../src/text/show.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const OMP_PKG = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent");
-const OMP_CLI = join(OMP_PKG, "dist", "cli.js");
 const ENTRY = join(ROOT, "extensions", "a2a-bridge.ts");
-const FILES = { cli: OMP_CLI, entry: ENTRY, placeholder: join(ROOT, "scripts", "placeholder-provider.ts") };
+const PLACEHOLDER = join(ROOT, "scripts", "placeholder-provider.ts");
+// In a checkout, the pinned omp; in an installed plugin (no node_modules), the omp on PATH.
+const OMP = findOmpCli(ROOT, process.execPath, {
+	readPackage: path => (existsSync(path) ? readFileSync(path, "utf8") : undefined),
+	whichOmp: () => {
+		const found = Bun.which("omp");
+		return found ? realpathSync(found) : undefined;
+	},
+});
 /** A cold first boot (extension parse cache empty) measured 2-8 s; leave room for slow disks. */
 const BOOT_TIMEOUT_MS = 120_000;
 const ENTRY_TIMEOUT_MS = 15_000;
@@ -81,14 +88,6 @@ function boot(omp: Omp): Promise<Boot> {
 	});
 }
 
-function ompVersion(): string {
-	try {
-		return String(JSON.parse(readFileSync(join(OMP_PKG, "package.json"), "utf8")).version);
-	} catch {
-		return "?";
-	}
-}
-
 function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: string, args: HostArgs): void {
 	say("");
 	say(`a2a host: serving ${cwd}`);
@@ -129,19 +128,22 @@ async function main(): Promise<number> {
 		warn(`a2a host: --cwd: '${cwd}' is not a directory`);
 		return 2;
 	}
-	if (!existsSync(OMP_CLI)) {
-		warn(`a2a host: ${OMP_CLI} not found; run npm install in ${ROOT} first`);
+	if (OMP.kind === "missing") {
+		warn(`a2a host: ${OMP.message}`);
 		return 1;
 	}
+	const files = { command: OMP.command, entry: ENTRY, placeholder: PLACEHOLDER };
 	const approver = new Approver({
 		mode: args.approvals,
 		timeoutMs: args.approvalTimeoutMs,
 		input: args.approvals === "ask" ? process.stdin : undefined,
 		output: process.stdout,
 	});
-	say(`a2a host: omp ${ompVersion()} in ${cwd}; approvals: ${args.approvals} (${args.approvalsSource})`);
+	say(
+		`a2a host: omp ${OMP.version}${OMP.from === "PATH" ? " (on PATH)" : ""} in ${cwd}; approvals: ${args.approvals} (${args.approvalsSource})`,
+	);
 
-	let omp = startOmp(args, cwd, approver, FILES, false);
+	let omp = startOmp(args, cwd, approver, files, false);
 	let stopping: Promise<number> | undefined;
 	const onSignal = (sig: string): void => {
 		if (stopping) {
@@ -159,7 +161,7 @@ async function main(): Promise<number> {
 			"a2a host: omp has no model configured; this run adds a placeholder provider (scripts/placeholder-provider.ts)" +
 				" for this process only, written nowhere. The bridge needs no model.",
 		);
-		omp = startOmp(args, cwd, approver, FILES, true);
+		omp = startOmp(args, cwd, approver, files, true);
 		b = await boot(omp);
 	}
 	if (stopping) return stopping;

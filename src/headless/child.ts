@@ -99,19 +99,16 @@ function handleFrames(omp: Omp, approver: Approver): void {
 	})().catch(() => {});
 }
 
-/** The files omp loads: its CLI, the bridge entry and, without a model, the placeholder provider. */
+/** What starts omp (its CLI under Bun, see omp-cli.ts), the bridge entry and, without a model, the placeholder. */
 export interface OmpFiles {
-	cli: string;
+	command: string[];
 	entry: string;
 	placeholder: string;
 }
 
 export function startOmp(args: HostArgs, cwd: string, approver: Approver, files: OmpFiles, placeholder: boolean): Omp {
 	const cmd = [
-		process.execPath,
-		// A mistaken import must never make Bun fetch packages while serving.
-		"--no-install",
-		files.cli,
+		...files.command,
 		"--mode",
 		"rpc",
 		"--no-session",

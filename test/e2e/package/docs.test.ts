@@ -43,6 +43,14 @@ const RULES: Array<[RegExp, How]> = [
 	[/^npm run (host|probe) -- /, HERE],
 	[/^npm run probe$/, HERE],
 	[/^npm run token -- (list|add|rotate|revoke)\b/, HERE],
+	[
+		/^bun ~\/\.omp\/plugins\/node_modules\/pi-a2a-ext\/scripts\/(host|token|probe)\.ts\b/,
+		{
+			by: "test",
+			file: "test/e2e/package/install.test.ts",
+			marker: '"bun ~/.omp/plugins/node_modules/pi-a2a-ext/scripts/"',
+		},
+	],
 	[/^cat ~\/\.omp\/agent\/a2a-bridge\.log\.1 /, HERE],
 	[
 		/^(TOKEN=|URL=|AUTH=|SID=|H=|B=|D=|n=|curl |size=|tail -c |grep -i '\^repr-digest' |node -p 'require\("\.\/tools\.json"\))/,

@@ -2,16 +2,19 @@
  * Installing the bridge as an omp plugin, end to end, in a throwaway HOME and without the network:
  * `omp install git+http://127.0.0.1:<port>/…` from a bare clone of this repository served by
  * `git http-backend` on loopback, a host start that loads it from ~/.omp/plugins, `omp plugin
- * uninstall`; the same for a local checkout (`omp install <dir>`); and what `npm pack` would ship.
+ * uninstall`, and the README's headless host, token and probe commands run from the installed copy; the same
+ * for a local checkout (`omp install <dir>`); and what `npm pack` would ship.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { spawn } from "bun";
+import { shellBlocks } from "../../helpers/docs.ts";
 import { type GitHttp, serveGit } from "../../helpers/git-http.ts";
 import { BUN, freePort, OMP, PLACEHOLDER_MODELS, ROOT, type RpcFrame } from "../../helpers/host.ts";
 import { runCommand } from "../../helpers/run.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { name: string; version: string };
 let home: string;
@@ -145,6 +148,91 @@ describe("omp install from a git URL", () => {
 		expect(host.tools).toBeGreaterThan(5);
 	}, 120_000);
 
+	test("the installed plugin runs the README's headless host, token and probe commands (no checkout)", async () => {
+		const prefix = "bun ~/.omp/plugins/node_modules/pi-a2a-ext/scripts/";
+		const lines = [...new Set(shellBlocks("README.md").flatMap(b => b.map(c => c.text)))].filter(t =>
+			t.startsWith(prefix),
+		);
+		const line = (script: string) => {
+			const found = lines.find(t => t.startsWith(`${prefix}${script}`));
+			if (!found) throw new Error(`README has no '${prefix}${script}' line`);
+			return found;
+		};
+		const sh = (text: string, extra: Record<string, string> = {}) =>
+			runCommand(["bash", "-c", text], { cwd: join(home, "work"), env: { ...env, ...extra } });
+		const config = join(home, ".omp", "agent", "a2a-bridge.json");
+		const named = () =>
+			(JSON.parse(readFileSync(config, "utf8")).tokens ?? []) as Array<{ name: string; token: string }>;
+		const plugin = join(home, ".omp", "plugins", "node_modules", PKG.name);
+		// What the README's commands need is in the installed copy, and no omp came with it.
+		for (const f of ["scripts/host.ts", "scripts/token.ts", "scripts/probe.ts", "scripts/placeholder-provider.ts"]) {
+			expect(existsSync(join(plugin, f))).toBe(true);
+		}
+		expect(existsSync(join(plugin, "node_modules", "@oh-my-pi", "pi-coding-agent"))).toBe(false);
+
+		const host = spawn({
+			cmd: ["bash", "-c", line("host.ts")],
+			cwd: join(home, "work"),
+			env,
+			stdout: "pipe",
+			stderr: "pipe",
+			detached: true,
+		});
+		let out = "";
+		const reading = (async () => {
+			for await (const chunk of host.stdout) out += new TextDecoder().decode(chunk);
+		})();
+		try {
+			await waitFor("the URL line or an exit", () => /^ {2}URL: /m.test(out) || host.exitCode !== null, {
+				timeoutMs: 90_000,
+				everyMs: 100,
+				seen: () => out,
+			});
+			expect(out).toMatch(/^a2a host: omp \d+\.\d+\.\d+ \(on PATH\) in /m);
+			const listed = await sh(line("token.ts list"));
+			expect(listed.code).toBe(0);
+			expect(listed.out).toMatch(/^ {2}owner [0-9a-f]{6}…$/m);
+			const added = await sh(line("token.ts add laptop"));
+			expect(added.code).toBe(0);
+			const first = added.out.trim().split("\n").at(-1) ?? "";
+			expect(named()).toEqual([{ name: "laptop", token: first }]);
+			// Applied live: the running host takes the new secret.
+			await waitFor(
+				"laptop's secret accepted",
+				async () => (await sh(line("probe.ts"), { A2A_BRIDGE_TOKEN: first })).code === 0,
+				{
+					timeoutMs: 10_000,
+					everyMs: 250,
+				},
+			);
+			const rotated = await sh(line("token.ts rotate laptop"));
+			expect(rotated.code).toBe(0);
+			const second = rotated.out.trim().split("\n").at(-1) ?? "";
+			expect(second).not.toBe(first);
+			expect(named()).toEqual([{ name: "laptop", token: second }]);
+			const revoked = await sh(line("token.ts revoke laptop"));
+			expect(revoked.code).toBe(0);
+			expect(named()).toEqual([]);
+			await waitFor(
+				"the revoked secret refused",
+				async () => (await sh(line("probe.ts"), { A2A_BRIDGE_TOKEN: second })).code !== 0,
+				{
+					timeoutMs: 10_000,
+					everyMs: 250,
+				},
+			);
+			const probe = await sh(line("probe.ts"));
+			expect(probe.out).toMatch(/^probe: tools\/call bash "echo (a2a-probe-\d+)" -> \1$/m);
+			expect(probe.code).toBe(0);
+			process.kill(-host.pid, "SIGINT");
+			expect(await host.exited).toBe(0);
+			await reading;
+			expect(out).toMatch(/omp shut down \(exit 0\); port \d+ released; no process left/);
+		} finally {
+			if (host.exitCode === null) process.kill(-host.pid, "SIGKILL");
+		}
+	}, 180_000);
+
 	test("omp plugin uninstall pi-a2a-ext -> gone from ~/.omp/plugins, the next host has no bridge", async () => {
 		const r = await omp("plugin", "uninstall", PKG.name);
 		expect(r.code).toBe(0);
@@ -161,6 +249,12 @@ describe("omp install from a local checkout", () => {
 		expect(r.out).toContain(`Linked ${PKG.name}`);
 		expect(r.code).toBe(0);
 		expect((await bootPlainHost()).bridge).toBe(true);
+		// The README's token command through the link, as after a git install.
+		const list = await runCommand(["bash", "-c", "bun ~/.omp/plugins/node_modules/pi-a2a-ext/scripts/token.ts list"], {
+			cwd: join(home, "work"),
+			env,
+		});
+		expect(list.out).toMatch(/^ {2}owner [0-9a-f]{6}…$/m);
 		expect((await omp("plugin", "uninstall", PKG.name)).code).toBe(0);
 		expect(existsSync(join(home, ".omp", "plugins", "node_modules", PKG.name))).toBe(false);
 	}, 120_000);
@@ -262,13 +356,20 @@ function importGraph(entry: string): Set<string> {
 }
 
 describe("npm pack", () => {
-	test("ships exactly the extension's import graph plus package.json, READMEs, CHANGELOG and LICENSE", async () => {
+	test("ships exactly the import graphs of the extension and of the host, token and probe scripts, plus package.json, READMEs, CHANGELOG and LICENSE", async () => {
 		const r = await run(["npm", "pack", "--dry-run", "--json", "--ignore-scripts"], ROOT);
 		expect(r.code).toBe(0);
 		const packed = (JSON.parse(r.out.slice(r.out.indexOf("["))) as Array<{ files: Array<{ path: string }> }>)[0]?.files
 			.map(f => f.path)
 			.sort();
-		const graph = importGraph(join(ROOT, "extensions", "a2a-bridge.ts"));
+		const graph = [
+			"extensions/a2a-bridge.ts",
+			"scripts/host.ts",
+			"scripts/token.ts",
+			"scripts/probe.ts",
+			// Loaded by path (omp -e), not imported: the headless host's stand-in model provider.
+			"scripts/placeholder-provider.ts",
+		].flatMap(entry => [...importGraph(join(ROOT, entry))]);
 		const meta = [
 			"package.json",
 			"README.md",
@@ -279,7 +380,7 @@ describe("npm pack", () => {
 		];
 		expect(packed).toEqual([...new Set([...graph, ...meta])].sort());
 		expect(
-			packed?.filter(p => /^(test|docs|bench|scripts|\.ci)\//.test(p) || /^src\/host-(args|cli|frames)\.ts$/.test(p)),
+			packed?.filter(p => /^(test|docs|bench|\.ci)\//.test(p) || /^scripts\/(demo|test-parallel|schema)/.test(p)),
 		).toEqual([]);
 	}, 60_000);
 });
