@@ -38,6 +38,7 @@ interface Running {
 	approvals(): string[];
 	randomPort: boolean;
 	others(): Array<{ url: string; pid: number; cwd: string }>;
+	unsaved: Set<string>;
 }
 
 interface ProcessState {
@@ -145,11 +146,13 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	};
 	if (!loaded.portFromFile) {
 		// Contract §18: the first start's port is written back, so pasted entries survive a restart.
+		const notes: string[] = [];
 		try {
-			if (pinPort(configPath, bound.binding.port)) config.port = bound.binding.port;
+			if (pinPort(configPath, bound.binding.port, notes)) config.port = bound.binding.port;
 		} catch (err) {
 			notify(`A2A bridge: port ${bound.binding.port} not written to the config: ${errorText(err)}`, "warning");
 		}
+		for (const n of notes) notify(`A2A bridge: ${n}`, "warning");
 	}
 	const unpublish = publishRuntime(configPath, { url, port: bound.binding.port, cwd: mainCwd() }, logLine);
 	let unwatch = (): void => {};
@@ -178,6 +181,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		approvals: () => liveApprovals(config.blob),
 		randomPort: loaded.portFromFile && config.port === 0,
 		others: () => otherBridges(configPath),
+		unsaved: new Set(),
 	};
 	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
 	unwatch = watchConfigFile(configPath, configEditApplier(running, notify), logLine);

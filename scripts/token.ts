@@ -1,9 +1,10 @@
 /**
  * `npm run token -- list | add NAME | revoke NAME | rotate [NAME]`: the bridge's tokens without a TUI.
  * Edits the config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json) through the same file code as
- * `/a2a token …`: validated, 0600, written atomically under the config's lock. A new secret is printed
- * once, on stdout, and nowhere else; `list` shows names and prefixes only. Running hosts watch the file
- * and apply the change within a second; the command says which hosts those are.
+ * `/a2a token …`: validated, 0600, written whole and synced under the config's lock, the table read and the
+ * name looked up under that lock. A new secret is printed once, on stdout, only after the file holds it;
+ * `list` shows names and prefixes only. Running hosts watch the file and apply the change within a second;
+ * the command says which hosts those are, and when the file could not be written, that they did not.
  */
 import { existsSync } from "node:fs";
 import { defaultConfigPath } from "../src/config/config.ts";
@@ -21,6 +22,14 @@ const USAGE = `usage: npm run token -- list | add NAME | revoke NAME | rotate [N
 const out = (line: string): void => {
 	process.stdout.write(`${line}\n`);
 };
+
+/** What a revoke or rotate that did not reach the file leaves behind: every running host still takes the old secret. */
+function stillLive(path: string, name: string): string {
+	const r = readLiveRuntime(runtimePath(path));
+	const n = r.kind === "ok" ? r.entries.length : 0;
+	if (n === 0) return `token '${name}' is unchanged`;
+	return `token '${name}' is unchanged and the running host${n > 1 ? "s" : ""} still accept its secret; /a2a token revoke ${name} or /a2a rotate ${name} inside a host applies there at once, file or not`;
+}
 
 /** When the change takes effect, from the runtime record next to the config. */
 function whenApplied(path: string): string {
@@ -54,10 +63,20 @@ function main(argv: string[]): number {
 		return 0;
 	}
 	// Creates the config as a first start would when there is none yet (generated owner token, $schema).
-	const { config, warnings } = loadConfig(path);
-	for (const w of warnings) process.stderr.write(`token: ${w}\n`);
+	const warnings = loadConfig(path).warnings;
+	// `null`: the file is the whole table, read under the lock the edit holds (no copy read before it).
+	const edit = <T>(what: string, change: () => T): T => {
+		try {
+			return change();
+		} catch (err) {
+			const still = verb === "add" ? "" : `; ${stillLive(path, what)}`;
+			throw new Error(`${err instanceof Error ? err.message : String(err)}${still}`);
+		} finally {
+			for (const w of new Set(warnings)) process.stderr.write(`token: ${w}\n`);
+		}
+	};
 	if (verb === "add") {
-		const secret = addToken(path, config, name as string);
+		const secret = edit(name as string, () => addToken(path, null, name as string, { warnings }));
 		out(`token '${name}' added to ${path}; ${whenApplied(path)}.`);
 		out(
 			`Its secret, shown this once (the laptop's Authorization: Bearer value; /a2a mcp-json ${name} prints an entry):`,
@@ -66,12 +85,12 @@ function main(argv: string[]): number {
 		return 0;
 	}
 	if (verb === "revoke") {
-		revokeToken(path, config, name as string);
+		edit(name as string, () => revokeToken(path, null, name as string, { warnings }));
 		out(`token '${name}' revoked in ${path}; ${whenApplied(path)}.`);
 		return 0;
 	}
 	const who = name ?? OWNER;
-	const secret = rotateToken(path, config, who);
+	const secret = edit(who, () => rotateToken(path, null, who, { warnings }));
 	out(`token '${who}' has a new secret in ${path}; ${whenApplied(path)}. The old one is refused from then on.`);
 	out("The new secret, shown this once:");
 	out(secret);

@@ -1,12 +1,25 @@
 /**
- * JSONL audit log (contract §9). Invariants: one writer per process, and every write is a
- * synchronous append, so records land in call order with no rotation race; a record is on disk
- * when `write` returns; a failed write never throws into the request path; the file is 0600 from
- * creation; arguments are redacted before they are serialized; the token never reaches the file.
+ * JSONL audit log (contract §9, §19). Invariants: one writer per process, and every write is a
+ * synchronous append, so records land in call order with no rotation race; a record is whole in the file
+ * or absent (bytes of a failed write are cut back) and always starts on its own line; a call's start and
+ * done are synced to disk before the call goes on; a failed write never throws into the request path; a
+ * generation path held by something the bridge did not make stops rotation, never the records; the file
+ * is 0600 from creation; arguments are redacted before they are serialized; the token never reaches the file.
  */
-import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
+import {
+	closeSync,
+	fdatasync,
+	fdatasyncSync,
+	fstatSync,
+	ftruncateSync,
+	lstatSync,
+	openSync,
+	readSync,
+	renameSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { reason, writeAll } from "../config/disk.ts";
 import type { CallAudit } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { capString, capValue, digestString, redactArgs, type Scrub } from "./redact.ts";
@@ -117,38 +130,124 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 	const close = (): void => {
 		if (fd !== null) {
 			try {
+				// Records not yet synced by the group commit are synced here, before the descriptor goes.
+				if (dirty) fdatasyncSync(fd);
+			} catch {}
+			try {
 				closeSync(fd);
 			} catch {}
 			fd = null;
+			dirty = false;
 		}
 	};
 
-	const rotate = (): void => {
-		for (let g = AUDIT_GENERATIONS - 1; g >= 1; g--) {
+	// Each reason rotation could not run is said once; records go on in the live file meanwhile.
+	const toldRotation = new Set<string>();
+	/** Shifts `.1`-`.3` down and the live file to `.1`; false (said once) when a generation is not a file of ours. */
+	const rotate = (): boolean => {
+		const gens = auditGenerations(opts.path).slice(1);
+		const present = gens.map(g => {
 			try {
-				renameSync(`${opts.path}.${g}`, `${opts.path}.${g + 1}`);
+				return lstatSync(g);
 			} catch {
-				// A missing generation is normal until the log has rotated that often.
+				return null;
 			}
+		});
+		const odd = present.findIndex(st => st !== null && !st.isFile());
+		const blocked = (why: string): false => {
+			if (!toldRotation.has(why)) {
+				toldRotation.add(why);
+				opts.log(`a2a-bridge: audit log ${opts.path} not rotated: ${why}; records go on in it past the limit`);
+			}
+			return false;
+		};
+		if (odd >= 0) return blocked(`${gens[odd]} is not a regular file the bridge made (remove it)`);
+		try {
+			// Oldest first, so no rename lands on a generation not yet moved; `.3` is overwritten (dropped).
+			for (let g = AUDIT_GENERATIONS - 1; g >= 1; g--) {
+				if (present[g - 1] !== null) renameSync(`${opts.path}.${g}`, `${opts.path}.${g + 1}`);
+			}
+			close();
+			renameSync(opts.path, `${opts.path}.1`);
+		} catch (err) {
+			return blocked(`a rename failed (${reason(err)})`);
 		}
-		close();
-		renameSync(opts.path, `${opts.path}.1`);
-		size = 0;
+		return true;
 	};
 
+	/** Opens the live file; one whose last byte is no line end (a cut record, another writer) gets one first. */
+	const open = (): number => {
+		// Read and append: the last byte is read to know whether the file ends on a line boundary.
+		const opened = openSync(opts.path, "a+", 0o600);
+		const st = fstatSync(opened);
+		size = st.size;
+		const last = Buffer.alloc(1);
+		if (st.isFile() && st.size > 0 && readSync(opened, last, 0, 1, st.size - 1) === 1 && last[0] !== 0x0a) {
+			newlineFirst = true;
+		}
+		return opened;
+	};
+	let newlineFirst = false;
+
+	/**
+	 * One record in one write where possible, all of it or none: bytes a failed write left are cut back
+	 * (when nobody appended since); what cannot be cut back is ended by a line break before the next record.
+	 */
 	const append = (line: string): void => {
 		if (fd !== null && fstatSync(fd).nlink === 0) close();
-		if (fd === null) {
-			fd = openSync(opts.path, "a", 0o600);
-			size = fstatSync(fd).size;
-		}
+		if (fd === null) fd = open();
 		const bytes = Buffer.byteLength(line);
-		if (size !== null && size > 0 && size + bytes > maxBytes) {
-			rotate();
-			fd = openSync(opts.path, "a", 0o600);
+		if (size !== null && size > 0 && size + bytes > maxBytes && rotate()) fd = open();
+		const data = Buffer.from(newlineFirst ? `\n${line}` : line);
+		const at = fstatSync(fd).size;
+		try {
+			writeAll(fd, data);
+		} catch (err) {
+			const landed = (err as { written?: number }).written ?? 0;
+			if (landed > 0) {
+				try {
+					if (fstatSync(fd).size !== at + landed) throw new Error("appended meanwhile");
+					ftruncateSync(fd, at);
+				} catch {
+					newlineFirst = true;
+				}
+			}
+			throw err;
 		}
-		writeSync(fd, line);
-		size = (size ?? 0) + bytes;
+		newlineFirst = false;
+		size = at + data.length;
+		dirty = true;
+	};
+
+	// Group commit: records written while a sync runs share the next one, so a burst costs a few syncs.
+	let dirty = false;
+	let syncing: Promise<void> | null = null;
+	let queued: Promise<void> | null = null;
+	const syncOnce = (): Promise<void> =>
+		new Promise(resolve => {
+			const target = fd;
+			dirty = false;
+			if (target === null) return resolve();
+			fdatasync(target, err => {
+				// EINVAL: a file that cannot be synced (/dev/full); EBADF: closed by a rotation, which synced it.
+				const code = err?.code;
+				if (err && code !== "EINVAL" && code !== "ENOTSUP" && !(code === "EBADF" && target !== fd)) fail(err);
+				resolve();
+			});
+		});
+	const synced = (): Promise<void> => {
+		if (syncing === null) {
+			if (!dirty) return Promise.resolve();
+			syncing = syncOnce().finally(() => {
+				syncing = null;
+			});
+			return syncing;
+		}
+		queued ??= syncing.then(() => {
+			queued = null;
+			return synced();
+		});
+		return queued;
 	};
 
 	const write = (record: AuditRecord): void => {
@@ -162,11 +261,14 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		} catch (err) {
 			close();
 			size = null;
-			failed++;
-			if (failed === 1 || failed % FAILURE_LOG_EVERY === 0) {
-				const cause = (err as NodeJS.ErrnoException).code ?? errorText(err);
-				opts.log(`a2a-bridge: audit record not written to ${opts.path} (${cause}); ${failed} failed so far`);
-			}
+			fail(err);
+		}
+	};
+	const fail = (err: unknown): void => {
+		failed++;
+		if (failed === 1 || failed % FAILURE_LOG_EVERY === 0) {
+			const cause = (err as NodeJS.ErrnoException).code ?? errorText(err);
+			opts.log(`a2a-bridge: audit record not written to ${opts.path} (${cause}); ${failed} failed so far`);
 		}
 	};
 
@@ -222,7 +324,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		write,
 		calls: {
 			refused,
-			start: async c =>
+			start: async c => {
 				write({
 					id: c.id,
 					sid: c.sid,
@@ -232,8 +334,10 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					tool: c.tool,
 					args: c.args,
 					...(c.task !== undefined ? { task: c.task } : {}),
-				}),
-			done: async c =>
+				});
+				await synced();
+			},
+			done: async c => {
 				write({
 					id: c.id,
 					sid: c.sid,
@@ -246,11 +350,14 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					...(c.cancelled ? { cancelled: true } : {}),
 					...(c.abandoned ? { abandoned: true } : {}),
 					...(c.task !== undefined ? { task: c.task } : {}),
-				}),
+				});
+				await synced();
+			},
 		},
 		failures: () => failed,
 		flush: async () => {
 			for (const name of [...windows.keys()]) closeWindow(name);
+			await synced();
 			close();
 		},
 	};

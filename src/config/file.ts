@@ -1,8 +1,9 @@
 /**
  * The config file on disk: load (creating it, or writing a generated token or the first bound port back),
- * rotate, add and revoke tokens. Invariants: created at mode 0600 and replaced atomically (temp file +
- * rename) under a lock, so two writers never lose each other's change; unknown keys are refused by the
- * validator, so no rewrite drops anything; a file that fails validation, or a symlink, is never rewritten.
+ * rotate, add and revoke tokens. Invariants: created at mode 0600 and replaced whole and synced (temp file +
+ * rename) under a lock, so two writers never lose each other's change and a failed write leaves the file
+ * byte-identical; unknown keys are refused by the validator, so no rewrite drops anything; a file that fails
+ * validation, or a symlink, is never rewritten. Each edit reads the table it changes under that lock.
  */
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -67,25 +68,29 @@ function check(raw: unknown, path: string) {
  */
 export function loadConfig(path: string): LoadedConfig {
 	const warnings: string[] = [];
-	const { raw, checked } = withLock(path, () => {
-		if (!existsSync(path)) {
-			// No port yet: the first start writes the one it bound (pinPort), so the URL stays put.
-			const created = {
-				$schema: SCHEMA_URL,
-				token: generateToken(),
-				host: CONFIG_DEFAULTS.host,
-				host_llm: CONFIG_DEFAULTS.host_llm,
-			};
-			writeConfig(path, created);
-			warnings.push(`created ${path} with a new token`);
-		}
-		const read = readConfig(path);
-		if (read.config.token !== undefined) return { raw: read.raw, checked: read.config };
-		const withToken = { ...read.raw, token: generateToken() };
-		writeConfig(path, withToken);
-		warnings.push(`generated a token and wrote it to ${path}`);
-		return { raw: withToken, checked: check(withToken, path) };
-	});
+	const { raw, checked } = withLock(
+		path,
+		() => {
+			if (!existsSync(path)) {
+				// No port yet: the first start writes the one it bound (pinPort), so the URL stays put.
+				const created = {
+					$schema: SCHEMA_URL,
+					token: generateToken(),
+					host: CONFIG_DEFAULTS.host,
+					host_llm: CONFIG_DEFAULTS.host_llm,
+				};
+				writeConfig(path, created);
+				warnings.push(`created ${path} with a new token`);
+			}
+			const read = readConfig(path);
+			if (read.config.token !== undefined) return { raw: read.raw, checked: read.config };
+			const withToken = { ...read.raw, token: generateToken() };
+			writeConfig(path, withToken);
+			warnings.push(`generated a token and wrote it to ${path}`);
+			return { raw: withToken, checked: check(withToken, path) };
+		},
+		note(warnings),
+	);
 	const token = checked.token as string;
 	if (!isLoopbackHost(checked.host)) {
 		warnings.push(
@@ -99,18 +104,42 @@ export function loadConfig(path: string): LoadedConfig {
  * Writes the port a first start bound into a config that has none, right after `$schema`; a port
  * written meanwhile (by a user or another host) wins. Returns whether it wrote.
  */
-export function pinPort(path: string, port: number): boolean {
-	return withLock(path, () => {
-		const { raw } = readConfig(path);
-		if ("port" in raw) return false;
-		const { $schema, ...rest } = raw;
-		writeConfig(path, { ...($schema === undefined ? {} : { $schema }), port, ...rest });
-		return true;
-	});
+export function pinPort(path: string, port: number, warnings: string[] = []): boolean {
+	return withLock(
+		path,
+		() => {
+			const { raw } = readConfig(path);
+			if ("port" in raw) return false;
+			const { $schema, ...rest } = raw;
+			writeConfig(path, { ...($schema === undefined ? {} : { $schema }), port, ...rest });
+			return true;
+		},
+		note(warnings),
+	);
+}
+
+/** Collects a lock note (written without the lock, and why) among the caller's warnings. */
+const note =
+	(warnings: string[]) =>
+	(line: string): void => {
+		warnings.push(line);
+	};
+
+/**
+ * Whose table an edit changes: the running host's (`BridgeConfig`: a name live but gone from the file is
+ * still known, a missing file is rebuilt from it) or the file's alone (`null`, `npm run token`).
+ */
+type Base = BridgeConfig | null;
+
+/** What an edit may be told: the secret to write (made live already by the caller) and where lock notes go. */
+export interface EditOptions {
+	secret?: string;
+	warnings?: string[];
 }
 
 /** The file's current object, or one rebuilt from `current` when the file is gone; refuses a broken file. */
-function readRaw(path: string, current: BridgeConfig): Record<string, unknown> {
+function readRaw(path: string, current: Base): Record<string, unknown> {
+	if (current === null) return readConfig(path).raw;
 	if (!existsSync(path)) {
 		const isDefault = ([k, v]: [string, unknown]) =>
 			k in OPTIONAL_DEFAULTS && JSON.stringify(v) === JSON.stringify(OPTIONAL_DEFAULTS[k as keyof BridgeConfig]);
@@ -125,59 +154,70 @@ const entryName = (e: unknown): unknown =>
 /** The file's `tokens` entries (already validated by readConfig, so an array or absent). */
 const rawTokens = (raw: Record<string, unknown>): unknown[] => (Array.isArray(raw.tokens) ? raw.tokens : []);
 
+const liveNamed = (current: Base, name: string): boolean => current?.tokens.some(t => t.name === name) ?? false;
+
 /**
- * Replaces a token on disk, keeping every other field, and returns it: the owner's (top-level
- * `token`) or the named one's. A missing file is recreated from `current`; a file that no longer
- * validates is left alone and the rotation refused.
+ * Replaces a token on disk, keeping every other field, and returns the secret written: the owner's
+ * (top-level `token`) or the named one's. A missing file is recreated from a live `current`; a file that
+ * no longer validates is left alone and the rotation refused.
  */
-export function rotateToken(path: string, current: BridgeConfig, name: string = OWNER): string {
-	return withLock(path, () => {
-		const raw = readRaw(path, current);
-		const token = generateToken();
-		if (name === OWNER) {
-			writeConfig(path, { ...raw, token });
+export function rotateToken(path: string, current: Base, name: string = OWNER, opts: EditOptions = {}): string {
+	const token = opts.secret ?? generateToken();
+	return withLock(
+		path,
+		() => {
+			const raw = readRaw(path, current);
+			if (name === OWNER) {
+				writeConfig(path, { ...raw, token });
+				return token;
+			}
+			const entries = rawTokens(raw);
+			const onDisk = entries.some(e => entryName(e) === name);
+			if (!onDisk && !liveNamed(current, name)) throw new Error(`no token named '${name}'`);
+			// Replaced in place; a name live but missing from the file (edited since the start) is appended.
+			const tokens = onDisk
+				? entries.map(e => (entryName(e) === name ? { name, token } : e))
+				: [...entries, { name, token }];
+			writeConfig(path, { ...raw, tokens });
 			return token;
-		}
-		const entries = rawTokens(raw);
-		const known = current.tokens.some(t => t.name === name) || entries.some(e => entryName(e) === name);
-		if (!known) throw new Error(`no token named '${name}'`);
-		// Replaced in place; a name live but missing from the file (edited since the start) is appended.
-		const onDisk = entries.some(e => entryName(e) === name);
-		const tokens = onDisk
-			? entries.map(e => (entryName(e) === name ? { name, token } : e))
-			: [...entries, { name, token }];
-		writeConfig(path, { ...raw, tokens });
-		return token;
-	});
+		},
+		note(opts.warnings ?? []),
+	);
 }
 
-/** Adds a named token on disk (0600, atomic) and returns its secret; the caller makes it live afterwards. */
-export function addToken(path: string, current: BridgeConfig, name: string): string {
+/** Adds a named token on disk (0600, whole) and returns its secret; the caller makes it live afterwards. */
+export function addToken(path: string, current: Base, name: string, opts: EditOptions = {}): string {
 	const why = nameProblem(name);
 	if (why !== null) throw new Error(`token name '${name}' ${why}`);
-	return withLock(path, () => {
-		const raw = readRaw(path, current);
-		const entries = rawTokens(raw);
-		if (current.tokens.some(t => t.name === name) || entries.some(e => entryName(e) === name)) {
-			throw new Error(`a token named '${name}' exists already (rotate it for a new secret)`);
-		}
-		if (entries.length >= MAX_NAMED_TOKENS) throw new Error(`at most ${MAX_NAMED_TOKENS} named tokens`);
-		const token = generateToken();
-		writeConfig(path, { ...raw, tokens: [...entries, { name, token }] });
-		return token;
-	});
+	return withLock(
+		path,
+		() => {
+			const raw = readRaw(path, current);
+			const entries = rawTokens(raw);
+			if (liveNamed(current, name) || entries.some(e => entryName(e) === name)) {
+				throw new Error(`a token named '${name}' exists already (rotate it for a new secret)`);
+			}
+			if (entries.length >= MAX_NAMED_TOKENS) throw new Error(`at most ${MAX_NAMED_TOKENS} named tokens`);
+			const token = opts.secret ?? generateToken();
+			writeConfig(path, { ...raw, tokens: [...entries, { name, token }] });
+			return token;
+		},
+		note(opts.warnings ?? []),
+	);
 }
 
 /** Removes a named token from disk; refuses a name neither live nor on disk. */
-export function revokeToken(path: string, current: BridgeConfig, name: string): void {
+export function revokeToken(path: string, current: Base, name: string, opts: EditOptions = {}): void {
 	if (name === OWNER) throw new Error(`the owner token cannot be revoked (rotate it for a new secret)`);
-	withLock(path, () => {
-		const raw = readRaw(path, current);
-		const entries = rawTokens(raw);
-		const rest = entries.filter(e => entryName(e) !== name);
-		if (rest.length === entries.length && !current.tokens.some(t => t.name === name)) {
-			throw new Error(`no token named '${name}'`);
-		}
-		writeConfig(path, { ...raw, tokens: rest });
-	});
+	withLock(
+		path,
+		() => {
+			const raw = readRaw(path, current);
+			const entries = rawTokens(raw);
+			const rest = entries.filter(e => entryName(e) !== name);
+			if (rest.length === entries.length && !liveNamed(current, name)) throw new Error(`no token named '${name}'`);
+			writeConfig(path, { ...raw, tokens: rest });
+		},
+		note(opts.warnings ?? []),
+	);
 }

@@ -2,6 +2,7 @@
 import type { ExtensionCommandContext } from "@oh-my-pi/pi-coding-agent";
 import type { AuditLog } from "../audit/log.ts";
 import type { BridgeConfig } from "../config/config.ts";
+import { generateToken } from "../config/config.ts";
 import { addToken, revokeToken, rotateToken } from "../config/file.ts";
 import { OWNER } from "../config/tokens.ts";
 import type { BridgeServer } from "../core/server.ts";
@@ -29,6 +30,11 @@ export interface CommandTarget {
 	randomPort: boolean;
 	/** Other live bridges of the runtime record, read at each call. */
 	others(): Array<{ url: string; pid: number; cwd: string }>;
+	/**
+	 * Secrets revoked or rotated away live whose removal from the file failed: a re-read file that still
+	 * holds one does not bring it back (config-live.ts). Dropped once the file no longer holds it.
+	 */
+	unsaved: Set<string>;
 }
 
 type Notify = (text: string, level: "info" | "warning" | "error") => void;
@@ -78,14 +84,45 @@ function status(r: CommandTarget, takeover: string): string {
 	});
 }
 
-/** Runs a config file change first; only when it landed does the live state follow. */
-function onDisk<T>(notify: Notify, what: string, change: () => T): T | undefined {
+/** Runs a config file change; a failure is said and answered undefined. Lock notes are said as warnings. */
+function onDisk<T>(notify: Notify, what: string, change: (warnings: string[]) => T): T | undefined {
+	const warnings: string[] = [];
 	try {
-		return change();
+		return change(warnings);
 	} catch (err) {
 		notify(`A2A bridge: ${what}: ${errorText(err)}`, "error");
 		return undefined;
+	} finally {
+		for (const w of warnings) notify(`A2A bridge: ${w}`, "warning");
 	}
+}
+
+/**
+ * Revoke and rotate act on the running host first (contract §19): the old secret is refused before the
+ * file is touched, so a file that cannot be written (a full disk, a lock path someone planted) never leaves
+ * it working. Then the file; the answer says whether it holds the change.
+ */
+function liveFirst(
+	r: CommandTarget,
+	notify: Notify,
+	done: string,
+	oldSecret: string,
+	write: (w: string[]) => void,
+): void {
+	const saved = onDisk(notify, "the file was not changed", w => {
+		write(w);
+		return true;
+	});
+	if (saved) {
+		notify(`A2A bridge: ${done}; ${r.configPath} holds the change`, "info");
+		return;
+	}
+	r.unsaved.add(oldSecret);
+	notify(
+		`A2A bridge: ${done} in this host only: ${r.configPath} still holds the old secret, which the next start ` +
+			"would take again; fix the file's problem and repeat the command, or edit the file by hand",
+		"warning",
+	);
 }
 
 function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
@@ -95,7 +132,7 @@ function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 	} else if ((verb !== "add" && verb !== "revoke") || name === undefined || rest.length > 0) {
 		notify(`A2A bridge: ${TOKENS_USAGE}`, "error");
 	} else if (verb === "add") {
-		const secret = onDisk(notify, "token not added", () => addToken(r.configPath, liveConfig(r), name));
+		const secret = onDisk(notify, "token not added", w => addToken(r.configPath, liveConfig(r), name, { warnings: w }));
 		if (secret === undefined) return;
 		r.server.setToken(name, secret);
 		notify(
@@ -104,16 +141,17 @@ function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 			"info",
 		);
 	} else {
-		const done = onDisk(notify, "token not revoked", () => {
-			revokeToken(r.configPath, liveConfig(r), name);
-			return true;
-		});
-		if (!done) return;
+		const before = liveConfig(r);
+		const secret = r.server.secretOf(name);
+		if (name === OWNER || secret === undefined) {
+			// Nothing live to revoke: the file alone decides (a name only on disk, or a refusal naming why).
+			const done = onDisk(notify, "token not revoked", w => revokeToken(r.configPath, before, name, { warnings: w }));
+			if (done !== undefined) notify(`A2A bridge: token '${name}' removed from ${r.configPath}`, "info");
+			return;
+		}
 		r.server.revokeToken(name);
-		notify(
-			`A2A bridge: token '${name}' revoked; its sessions and calls in flight ended, other tokens untouched`,
-			"info",
-		);
+		const done = `token '${name}' revoked; its sessions and calls in flight ended, other tokens untouched`;
+		liveFirst(r, notify, done, secret, w => revokeToken(r.configPath, before, name, { warnings: w }));
 	}
 }
 
@@ -139,9 +177,11 @@ export async function a2aCommand(
 		const secret = r.server.secretOf(name) ?? "";
 		return notify(mcpJson(r.url, secret, name === OWNER ? "omp-host" : `omp-host-${name}`, r.randomPort), "info");
 	}
-	const secret = onDisk(notify, "token not rotated", () => rotateToken(r.configPath, liveConfig(r), name));
-	if (secret === undefined) return;
+	const before = liveConfig(r);
+	const old = r.server.secretOf(name) ?? "";
+	const secret = generateToken();
 	r.server.setToken(name, secret);
 	const who = name === OWNER ? "new token" : `new secret for '${name}'`;
-	notify(`A2A bridge: ${who} ${tokenPrefix(secret)} is live; the old one and its sessions are refused`, "info");
+	const done = `${who} ${tokenPrefix(secret)} is live; the old one and its sessions are refused`;
+	liveFirst(r, notify, done, old, w => rotateToken(r.configPath, before, name, { secret, warnings: w }));
 }

@@ -1,7 +1,9 @@
 /**
- * A config file edited while the bridge runs (`npm run token`, an editor): token changes apply at once
- * through the same server calls as `/a2a token …` (a revoked or replaced token's sessions and calls end),
- * everything else is reported as applying at the next start. An edit that fails validation changes nothing.
+ * A config file edited while the bridge runs (`npm run token`, an editor): the file's token table becomes
+ * the live one exactly (a secret moved between names included) through the same server calls as `/a2a
+ * token …` (a revoked or replaced token's sessions and calls end); everything else is reported as applying
+ * at the next start. An edit that fails validation changes nothing. The one exception is fail-safe: a
+ * secret this host revoked or rotated away while the file could not be written stays refused.
  */
 import type { BridgeConfig } from "../config/config.ts";
 import { readConfig } from "../config/file.ts";
@@ -35,9 +37,17 @@ function applyConfigEdit<T extends Pick<BridgeConfig, (typeof AT_START)[number]>
 		return seen;
 	}
 	const live = r.server.tokenNames().map(name => ({ name, token: r.server.secretOf(name) ?? "" }));
+	const inFile = new Set([next.token, ...next.tokens.map(t => t.token)]);
+	for (const secret of r.unsaved) if (!inFile.has(secret)) r.unsaved.delete(secret);
 	const changes = tokenChanges(live, next.token, next.tokens);
 	const said: string[] = [];
 	for (const t of changes.set) {
+		if (r.unsaved.has(t.token)) {
+			said.push(
+				`token '${t.name}' in the file holds a secret this host revoked (the file could not be written then); it stays refused`,
+			);
+			continue;
+		}
 		const known = r.server.secretOf(t.name) !== undefined;
 		r.server.setToken(t.name, t.token);
 		said.push(known ? `token '${t.name}' has a new secret (its old sessions are refused)` : `token '${t.name}' added`);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -12,6 +12,7 @@ import {
 	REFUSAL_WINDOW_MS,
 	recordLine,
 } from "../../../src/audit/log.ts";
+import { mountTmpfs } from "../../helpers/tmpfs.ts";
 
 const sha8 = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 8);
 const FIXED_DATE = new Date("2025-01-02T03:04:05.678Z");
@@ -386,5 +387,89 @@ describe("refusals coalesced per token (contract §16, issue 20 item 5)", () => 
 			["a", 1, "summary"],
 			["a", 1, "a3"],
 		]);
+	});
+});
+
+describe("issue 30: whole records on a full disk (defect 8), planted generations (defect 2)", () => {
+	/** A record of about 6 KiB: 48 extra fields of 120 characters (kept, not hashed), under the 8 KiB cap. */
+	const big = (id: string) => ({
+		id,
+		sid: SID,
+		phase: "start" as const,
+		tool: "bash",
+		args: {},
+		...Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`f${i}`, "x".repeat(120)])),
+	});
+	const parsed = (p: string) =>
+		readFileSync(p, "utf8")
+			.split("\n")
+			.slice(0, -1)
+			.map(l => JSON.parse(l) as { id: string });
+
+	test("a record cut by a full disk is removed again; the first record after space returns starts on its own line", async () => {
+		const disk = mountTmpfs(64);
+		try {
+			const p = join(disk.dir, "audit.log");
+			const lines: string[] = [];
+			const log = createAuditLog({ path: p, log: l => lines.push(l) });
+			await log.calls.start({ id: "before", sid: SID, tool: "read", args: {} });
+			const before = readFileSync(p);
+			// The file's one page has about 3.9 KiB left, the disk none: the 6 KiB record lands only in part.
+			disk.fill();
+			log.write(big("cut"));
+			expect(log.failures()).toBe(1);
+			expect(lines[0]).toContain(`audit record not written to ${p} (ENOSPC)`);
+			expect(readFileSync(p).equals(before)).toBe(true);
+			disk.free();
+			await log.calls.start({ id: "after", sid: SID, tool: "read", args: {} });
+			expect(parsed(p).map(r => r.id)).toEqual(["before", "after"]);
+		} finally {
+			disk.unmount();
+		}
+	});
+
+	test("a live file that ends inside a line (another writer cut off) -> the next record starts on a new line", async () => {
+		const p = join(dir, "audit.log");
+		writeFileSync(p, '{"id":"whole"}\n{"id":"cut', { mode: 0o600 });
+		const log = createAuditLog({ path: p, log: () => {} });
+		await log.calls.start({ id: "next", sid: SID, tool: "read", args: {} });
+		const text = readFileSync(p, "utf8").split("\n");
+		expect(text[1]).toBe('{"id":"cut');
+		expect(JSON.parse(text[2] as string).id).toBe("next");
+	});
+
+	test("directories planted at .1, .2 and .3 -> every record still lands (in the live file), said once, the directories untouched", async () => {
+		const p = join(dir, "audit.log");
+		for (const g of [".1", ".2", ".3"]) {
+			mkdirSync(`${p}${g}`);
+			writeFileSync(join(`${p}${g}`, "x"), "planted");
+		}
+		const lines: string[] = [];
+		const log = createAuditLog({ path: p, log: l => lines.push(l), maxBytes: 1000 });
+		for (let i = 0; i < 40; i++) await log.calls.start({ id: `r${i}`, sid: SID, tool: "read", args: {} });
+		expect(log.failures()).toBe(0);
+		expect(parsed(p).map(r => r.id)).toEqual(Array.from({ length: 40 }, (_, i) => `r${i}`));
+		expect(lines).toEqual([
+			`a2a-bridge: audit log ${p} not rotated: ${p}.1 is not a regular file the bridge made (remove it); records go on in it past the limit`,
+		]);
+		expect(readFileSync(join(`${p}.1`, "x"), "utf8")).toBe("planted");
+		// Removed: the next record over the limit rotates as usual.
+		for (const g of [".1", ".2", ".3"]) rmSync(`${p}${g}`, { recursive: true });
+		await log.calls.start({ id: "rotated", sid: SID, tool: "read", args: {} });
+		expect(parsed(p).map(r => r.id)).toEqual(["rotated"]);
+		expect(parsed(`${p}.1`)).toHaveLength(40);
+	});
+
+	test("a directory at .3 -> no rename lands on it and no older generation is lost silently", async () => {
+		const p = join(dir, "audit.log");
+		mkdirSync(`${p}.3`);
+		writeFileSync(`${p}.2`, '{"id":"old2"}\n');
+		writeFileSync(`${p}.1`, '{"id":"old1"}\n');
+		const log = createAuditLog({ path: p, log: () => {}, maxBytes: 300 });
+		for (let i = 0; i < 5; i++) await log.calls.start({ id: `r${i}`, sid: SID, tool: "read", args: {} });
+		expect(log.failures()).toBe(0);
+		expect(parsed(`${p}.2`).map(r => r.id)).toEqual(["old2"]);
+		expect(parsed(`${p}.1`).map(r => r.id)).toEqual(["old1"]);
+		expect(parsed(p)).toHaveLength(5);
 	});
 });
