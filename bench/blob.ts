@@ -123,9 +123,11 @@ export async function runBlobBench(rounds = KNOBS.rounds, mib = KNOBS.blobMiB): 
 		let rssPeak = rssBefore;
 		const loadBefore = loadavg()[0] ?? 0;
 		const fig: Record<string, number[]> = {};
+		let said: string[] = [];
 		const put = (key: string, x: number) => {
 			fig[key] ??= [];
 			fig[key].push(x);
+			said.push(`${key} ${x.toFixed(0)}`);
 		};
 		/** Runs `fn` while sampling the host's RSS every 5 ms (VmHWM is updated lazily and can miss a short peak). */
 		const sampled = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -206,7 +208,8 @@ export async function runBlobBench(rounds = KNOBS.rounds, mib = KNOBS.blobMiB): 
 				await step();
 				for (const file of ["bp", "bu", "bc", "phash", "pbunwrite-hash", "pwrite", "pbunwrite", "uh", "ub"])
 					rmSync(f(file), { force: true });
-				process.stdout.write(`  round ${r + 1} ${name}\n`);
+				console.log(`  round ${r + 1} ${name}: ${said.join(", ")} MB/s`);
+				said = [];
 			}
 			rmSync(cold, { force: true });
 		}

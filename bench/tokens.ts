@@ -8,18 +8,14 @@
 import { timingSafeEqual } from "node:crypto";
 import { TokenSet } from "../src/config/auth.ts";
 import { Host } from "../test/helpers/host.ts";
-import { type LoadResult, runLoadInChild } from "../test/helpers/loadgen.ts";
+import type { LoadResult } from "../test/helpers/loadgen.ts";
+import { load as runLoad } from "./load.ts";
+import { median } from "./table.ts";
 
 const SECONDS = Number(process.env.TOKENS_BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.TOKENS_BENCH_ROUNDS ?? 5);
 const SESSIONS = 32;
 const NAMED = 50;
-
-const median = (xs: number[]): number => {
-	const s = [...xs].sort((a, b) => a - b);
-	const mid = Math.floor(s.length / 2);
-	return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-};
 
 const named = Array.from({ length: NAMED }, (_, i) => ({
 	name: `t${i + 1}`,
@@ -69,7 +65,8 @@ try {
 	const runs = { one: [] as LoadResult[], fifty: [] as LoadResult[] };
 	const token = { one: hosts.one.token, fifty: named[NAMED - 1]?.token ?? "" };
 	const load = (who: "one" | "fifty", total: number) =>
-		runLoadInChild({
+		runLoad({
+			kind: "rpc",
 			url: (hosts[who] as Host).url,
 			token: token[who],
 			sessions: SESSIONS,
