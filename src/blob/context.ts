@@ -2,6 +2,7 @@
 import { type Stats, statSync } from "node:fs";
 import type { Connection } from "../core/types.ts";
 import type { DigestCache } from "./digest-cache.ts";
+import type { HashJobs } from "./hash-jobs.ts";
 import type { BlobCode } from "./parse.ts";
 
 export const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
@@ -23,6 +24,11 @@ export interface Ctx {
 	log(line: string): void;
 	/** Whole-file digests already computed (blob/digest-cache.ts). */
 	digests: DigestCache;
+	/** Whole-file hashes running for downloads, shared per file version (blob/hash-jobs.ts). */
+	hashes: HashJobs;
+	/** The caller's token name, and its share of a bound of `total` slots (contract §16, §19). */
+	token: string;
+	shareOf(total: number): number;
 	/** The request's connection: its idle timer is off while a body streams; a stalled one is closed. */
 	conn: Connection;
 	/** Aborts when the caller's secret is revoked or rotated away: a running upload stops taking bytes. */

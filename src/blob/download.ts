@@ -13,8 +13,8 @@ import type { Connection } from "../core/types.ts";
 import { holding } from "./conn.ts";
 import type { Ctx } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
-import { contentKey, type DigestCache, entityTag } from "./digest-cache.ts";
-import { digestsOf } from "./hash.ts";
+import { contentKey, entityTag } from "./digest-cache.ts";
+import { type HashWait, MAX_HASH_JOBS } from "./hash-jobs.ts";
 import { MAX_DOWNLOADS_IN_FLIGHT, parseRange, rangeApplies } from "./parse.ts";
 import { replaceTarget, stagedSize } from "./staging.ts";
 import { openTarget } from "./target.ts";
@@ -23,29 +23,50 @@ const READ_BYTES = 256 * 1024;
 const SWEEP_MS = 100;
 const FD_DIR = "/proc/self/fd";
 
-/** Descriptors Bun is still sending from: each is closed once Bun is done with its request. Bounded. */
+/**
+ * Download slots (MAX_DOWNLOADS_IN_FLIGHT, each token at most its share) and the descriptors Bun is still
+ * sending from: a slot is held from the request's start until its descriptor is closed, once Bun is done
+ * with the response.
+ */
 export class Sending {
-	readonly #open = new Map<number, Connection>();
+	readonly #open = new Map<number, { conn: Connection; release: () => void }>();
+	readonly #byToken = new Map<string, number>();
+	#total = 0;
 	#timer: ReturnType<typeof setInterval> | null = null;
 
-	get full(): boolean {
-		return this.#open.size >= MAX_DOWNLOADS_IN_FLIGHT;
+	/** A slot for `token` (its release, idempotent), or why there is none. */
+	take(token: string, share: number): (() => void) | string {
+		const mine = this.#byToken.get(token) ?? 0;
+		if (mine >= share) return `this token's ${share} downloads are in progress`;
+		if (this.#total >= MAX_DOWNLOADS_IN_FLIGHT) return `${MAX_DOWNLOADS_IN_FLIGHT} downloads are in progress`;
+		this.#total++;
+		this.#byToken.set(token, mine + 1);
+		let held = true;
+		return () => {
+			if (!held) return;
+			held = false;
+			this.#total--;
+			const left = (this.#byToken.get(token) ?? 1) - 1;
+			if (left > 0) this.#byToken.set(token, left);
+			else this.#byToken.delete(token);
+		};
 	}
 
-	/** Takes `fd` to close after the response; false when Bun cannot tell this request's end (close it yourself). */
-	track(conn: Connection, fd: number): boolean {
+	/** Takes `fd` (and its slot) to close after the response; false when Bun cannot tell this request's end. */
+	track(conn: Connection, fd: number, release: () => void): boolean {
 		if (conn.sent() !== false || !existsSync(FD_DIR)) return false;
-		this.#open.set(fd, conn);
+		this.#open.set(fd, { conn, release });
 		this.#timer ??= setInterval(() => this.#sweep(), SWEEP_MS);
 		this.#timer.unref?.();
 		return true;
 	}
 
 	#sweep(): void {
-		for (const [fd, conn] of this.#open) {
+		for (const [fd, { conn, release }] of this.#open) {
 			if (conn.sent() === false) continue;
 			this.#open.delete(fd);
 			closeSync(fd);
+			release();
 		}
 		if (this.#open.size === 0 && this.#timer !== null) {
 			clearInterval(this.#timer);
@@ -57,41 +78,62 @@ export class Sending {
 const OCTETS = "application/octet-stream";
 
 export async function download(req: Request, path: string, ctx: Ctx, sending: Sending): Promise<Response> {
-	const { note, refuse } = ctx;
-	const head = req.method === "HEAD";
+	const { refuse } = ctx;
 	const want = wantsSha256(req.headers.get("want-repr-digest"));
 	if (!want.ok) return refuse(path, null, want.code, want.message);
-	if (sending.full) {
-		return refuse(
-			path,
-			null,
-			"too_many_downloads",
-			`${MAX_DOWNLOADS_IN_FLIGHT} downloads are in progress; retry later`,
-		);
+	const release = sending.take(ctx.token, ctx.shareOf(MAX_DOWNLOADS_IN_FLIGHT));
+	if (typeof release === "string") return refuse(path, null, "too_many_downloads", `${release}; retry later`);
+	let handed = false;
+	try {
+		const answer = await serve(req, path, want.value, ctx, sending, release);
+		handed = answer.handed;
+		return answer.response;
+	} finally {
+		if (!handed) release();
 	}
+}
+
+/** The answer, and whether its slot went with it (to the sweep or the stream), else it ends with the request. */
+async function serve(
+	req: Request,
+	path: string,
+	wantDigest: boolean,
+	ctx: Ctx,
+	sending: Sending,
+	release: () => void,
+): Promise<{ response: Response; handed: boolean }> {
+	const { note, refuse } = ctx;
+	const head = req.method === "HEAD";
+	const now = (response: Response) => ({ response, handed: false });
 	// A staged (cut) PUT of this path: HEAD tells its size, the offset to continue it with.
 	const staged = head ? stagedSize(replaceTarget(path).target) : null;
 	const stagedHeader: Record<string, string> = staged === null ? {} : { "upload-offset": String(staged) };
 	const opened = openTarget(path, "read");
-	if (!opened.ok) return refuse(path, null, opened.code, opened.message, stagedHeader);
+	if (!opened.ok) return now(refuse(path, null, opened.code, opened.message, stagedHeader));
 	const { fd, st, pseudo } = opened;
 	if (pseudo !== null) {
 		if (head) {
 			closeSync(fd);
 			note(path, 0, 0);
 			// Chunked, as GET would answer: no Content-Length (Bun would otherwise claim 0).
-			return new Response(null, { status: 200, headers: { "content-type": OCTETS, "transfer-encoding": "chunked" } });
+			return now(
+				new Response(null, { status: 200, headers: { "content-type": OCTETS, "transfer-encoding": "chunked" } }),
+			);
 		}
-		const body = streamFd(fd, 0, null, bytes => note(path, 0, bytes));
-		return new Response(body, { status: 200, headers: { "content-type": OCTETS } });
+		const body = streamFd(fd, 0, null, bytes => {
+			note(path, 0, bytes);
+			release();
+		});
+		return { response: new Response(body, { status: 200, headers: { "content-type": OCTETS } }), handed: true };
 	}
 	const size = st.size;
-	const etag = entityTag(contentKey(fd));
+	const key = contentKey(fd);
+	const etag = entityTag(key);
 	const asked = rangeApplies(req.headers.get("if-range"), etag) ? req.headers.get("range") : null;
 	const range = parseRange(asked, size);
 	if (!range.ok) {
 		closeSync(fd);
-		return refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` });
+		return now(refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` }));
 	}
 	const { start, end } = range.value ?? { start: 0, end: size - 1 };
 	const length = end - start + 1;
@@ -103,38 +145,58 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 		...stagedHeader,
 	};
 	if (range.value) headers["content-range"] = `bytes ${start}-${end}/${size}`;
-	if (want.value) {
-		try {
-			headers["repr-digest"] = sfSha256(await holding(ctx.conn, () => wholeDigest(fd, size, ctx.digests)));
-		} catch (err) {
+	if (wantDigest) {
+		const hashed = await wholeDigest(req, path, fd, key, size, ctx);
+		if (typeof hashed !== "string") {
 			closeSync(fd);
-			return refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
+			return now(hashed);
 		}
+		headers["repr-digest"] = sfSha256(hashed);
 	}
 	const status = range.value ? 206 : 200;
 	note(path, start, head ? 0 : length);
 	if (head || length === 0) {
 		closeSync(fd);
-		return new Response(null, { status, headers });
+		return now(new Response(null, { status, headers }));
 	}
 	// Slicing pins the length to the size checked above even if the file grows while it streams.
-	if (sending.track(ctx.conn, fd)) {
-		return new Response(Bun.file(`${FD_DIR}/${fd}`).slice(start, end + 1, OCTETS), { status, headers });
+	if (sending.track(ctx.conn, fd, release)) {
+		const file = Bun.file(`${FD_DIR}/${fd}`).slice(start, end + 1, OCTETS);
+		return { response: new Response(file, { status, headers }), handed: true };
 	}
-	return new Response(
-		streamFd(fd, start, end + 1, () => {}),
-		{ status, headers },
-	);
+	return {
+		response: new Response(streamFd(fd, start, end + 1, release), { status, headers }),
+		handed: true,
+	};
 }
 
-/** The file's SHA-256: remembered, or hashed now and remembered if the file did not change meanwhile. */
-async function wholeDigest(fd: number, size: number, digests: DigestCache): Promise<string> {
-	const key = contentKey(fd);
-	const known = digests.recall(key);
+/**
+ * The file's SHA-256: remembered, or from the one hash job of this file version (blob/hash-jobs.ts),
+ * remembered if the file did not change meanwhile. A refusal (no share left, a read error, the caller
+ * gone) comes back as the response to send.
+ */
+async function wholeDigest(
+	req: Request,
+	path: string,
+	fd: number,
+	key: string,
+	size: number,
+	ctx: Ctx,
+): Promise<string | Response> {
+	const known = ctx.digests.recall(key);
 	if (known !== undefined) return known;
-	const { whole } = await digestsOf(fd, 0, size);
-	if (contentKey(fd) === key) digests.remember(key, whole);
-	return whole;
+	let got: HashWait;
+	try {
+		const share = ctx.shareOf(MAX_HASH_JOBS);
+		got = await holding(ctx.conn, () => ctx.hashes.wait(fd, key, size, ctx.token, share, req.signal));
+	} catch (err) {
+		return ctx.refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
+	}
+	if (!got.ok) return ctx.refuse(path, null, "too_many_downloads", `${got.why}; retry later`);
+	if (got.hex === null)
+		return ctx.refuse(path, null, "client_disconnected", "client disconnected while the file was hashed");
+	if (contentKey(fd) === key) ctx.digests.remember(key, got.hex);
+	return got.hex;
 }
 
 /**

@@ -57,6 +57,8 @@ function followWorker(): void {
 				if (st === 2) return scope.postMessage({ cancelled: true });
 				const limit = st === 1 ? (end[0] ?? 0) : fs.fstatSync(fd).size;
 				while (pos < limit) {
+					// Checked per buffer, so a cancel stops a finishing hash too, not only a following one.
+					if (Atomics.load(state, 0) === 2) return scope.postMessage({ cancelled: true });
 					// A read never straddles `split`, so the part's hasher sees exactly [split, end).
 					const stop = pos < split ? Math.min(split, limit) : limit;
 					const n = fs.readSync(fd, buf, 0, Math.min(buf.byteLength, stop - pos), pos);
@@ -130,10 +132,11 @@ export function followHash(fd: number, split: number): FollowHash | null {
 
 /**
  * The digests of [0, end) and [split, end) read back through one reused buffer, on the main thread. It
- * yields to the event loop between buffers, so other calls (and their heartbeats) go on meanwhile.
+ * yields to the event loop between buffers, so other calls (and their heartbeats) go on meanwhile, and
+ * stops there once `signal` aborts (then it throws).
  * @internal
  */
-export async function hashRanges(fd: number, split: number, end: number): Promise<Digests> {
+export async function hashRanges(fd: number, split: number, end: number, signal?: AbortSignal): Promise<Digests> {
 	const whole = new Bun.CryptoHasher("sha256");
 	const part = split > 0 ? new Bun.CryptoHasher("sha256") : whole;
 	const buf = new Uint8Array(Math.min(HASH_BUFFER_BYTES, Math.max(end, 1)));
@@ -145,6 +148,7 @@ export async function hashRanges(fd: number, split: number, end: number): Promis
 		if (part !== whole && pos >= split) part.update(buf.subarray(0, n));
 		pos += n;
 		await new Promise(r => setImmediate(r));
+		signal?.throwIfAborted();
 	}
 	const w = whole.digest("hex");
 	return { whole: w, part: part === whole ? w : part.digest("hex") };
@@ -154,4 +158,29 @@ export async function hashRanges(fd: number, split: number, end: number): Promis
 export async function digestsOf(fd: number, split: number, end: number): Promise<Digests> {
 	const worker = end < FOLLOW_MIN_BYTES ? null : followHash(fd, split);
 	return (await worker?.finish(end)) ?? hashRanges(fd, split, end);
+}
+
+/**
+ * The whole file's SHA-256 for a download, stopped as soon as `stop` aborts (then null): on a worker when
+ * large and one is free, else on the main thread between other work.
+ */
+export async function hashWhole(fd: number, end: number, stop: AbortSignal): Promise<string | null> {
+	if (stop.aborted) return null;
+	const worker = end < FOLLOW_MIN_BYTES ? null : followHash(fd, 0);
+	if (worker !== null) {
+		const cancel = () => void worker.cancel();
+		stop.addEventListener("abort", cancel, { once: true });
+		try {
+			const got = await worker.finish(end);
+			if (got !== null || stop.aborted) return got?.whole ?? null;
+		} finally {
+			stop.removeEventListener("abort", cancel);
+		}
+	}
+	try {
+		return (await hashRanges(fd, 0, end, stop)).whole;
+	} catch (err) {
+		if (stop.aborted) return null;
+		throw err;
+	}
 }

@@ -15,6 +15,7 @@ import type { Ctx, Note, Refuse } from "./context.ts";
 import { parseDigest } from "./digest.ts";
 import { DigestCache } from "./digest-cache.ts";
 import { download, Sending } from "./download.ts";
+import { HashJobs } from "./hash-jobs.ts";
 import { FileLocks } from "./locks.ts";
 import { ownPathOf } from "./own.ts";
 import {
@@ -53,6 +54,7 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 	const locks = new FileLocks();
 	const sending = new Sending();
 	const digests = new DigestCache();
+	const hashes = new HashJobs();
 
 	return {
 		methods: BLOB_METHODS,
@@ -77,7 +79,18 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 				note(path, offset, 0, message);
 				return blobError(code, message, h, extra);
 			};
-			const ctx: Ctx = { note, refuse, log: deps.log, digests, conn, ...(ended ? { ended } : {}) };
+			const share = (total: number) => shareOf?.(total) ?? total;
+			const ctx: Ctx = {
+				note,
+				refuse,
+				log: deps.log,
+				digests,
+				hashes,
+				token: tokenName,
+				shareOf: share,
+				conn,
+				...(ended ? { ended } : {}),
+			};
 			const params = requestTarget(req.url).searchParams;
 			const forbidden = blobRefusal(deps.mode?.() ?? "write", req.method);
 			if (forbidden !== null) return refuse(params.get("path"), null, "forbidden", forbidden);
@@ -97,11 +110,11 @@ export function createBlobRoute(deps: BlobDeps): ExtraRoute {
 				return refuse(path, offset, "empty_body", EMPTY_BODY);
 			}
 			const mine = byToken.get(tokenName) ?? 0;
-			const share = shareOf?.(MAX_UPLOADS_IN_FLIGHT) ?? MAX_UPLOADS_IN_FLIGHT;
-			if (uploading >= MAX_UPLOADS_IN_FLIGHT || mine >= share) {
+			const slots = share(MAX_UPLOADS_IN_FLIGHT);
+			if (uploading >= MAX_UPLOADS_IN_FLIGHT || mine >= slots) {
 				const why =
-					mine >= share
-						? `this token's ${share} uploads are in progress`
+					mine >= slots
+						? `this token's ${slots} uploads are in progress`
 						: `${MAX_UPLOADS_IN_FLIGHT} uploads are in progress`;
 				return refuse(path, offset, "too_many_uploads", `${why}; retry later`);
 			}

@@ -14,9 +14,11 @@ import {
 	readFileSync,
 	statSync,
 	symlinkSync,
+	truncateSync,
 	utimesSync,
 	writeFileSync,
 } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost, withHost } from "../../helpers/host.ts";
@@ -33,6 +35,40 @@ const random = (size: number): Uint8Array => {
 };
 const staged = (dir: string): string[] => readdirSync(dir).filter(n => n.startsWith(".a2a-staging-"));
 const SECOND = crypto.randomUUID() + crypto.randomUUID();
+const secret = () => crypto.randomUUID() + crypto.randomUUID();
+
+/** A sparse file of `size` bytes: hashing or sending it costs CPU and sockets, not disk. */
+function sparse(path: string, size: number): string {
+	writeFileSync(path, "");
+	truncateSync(path, size);
+	return path;
+}
+
+/** A GET on its own connection that reads the status line and then nothing more (a slow reader). */
+function slowGet(h: Host, token: string, path: string, headers: Record<string, string> = {}) {
+	const sock: Socket = connect(h.port, "127.0.0.1");
+	const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+	sock.write(
+		`GET /blob?path=${encodeURIComponent(path)} HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\n` +
+			`Authorization: Bearer ${token}\r\n${extra.join("")}\r\n`,
+	);
+	const status = new Promise<number>(resolve => {
+		sock.once("data", d => {
+			sock.pause();
+			resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(d.toString("latin1"))?.[1] ?? 0));
+		});
+		sock.on("error", () => resolve(0));
+		sock.on("close", () => resolve(0));
+	});
+	return { sock, status };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+	const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+	const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+	return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 type Write = { tool: string; isError: boolean; error?: string; token?: string; a: { path: string; bytes: number } };
 const writesOf = (host: Host, path: string): Write[] =>
@@ -276,6 +312,93 @@ describe("/blob integrity (real hosts)", () => {
 		const headOnly = await send("HEAD", file, null);
 		expect(headOnly.headers.get("etag")).toBe(after.headers.get("etag"));
 	}, 60_000);
+
+	test("defect 6: one token's slow downloads take its share of the slots only; another token still downloads", async () => {
+		// Eight tokens: a share is 256 / 8 = 32 download slots.
+		const others = Array.from({ length: 7 }, (_, i) => ({ name: `t${i}`, token: secret() }));
+		await withHost({ config: { tokens: others } }, async h => {
+			const big = sparse(join(h.cwd, "big.img"), 64 * MIB);
+			writeFileSync(join(h.cwd, "small.txt"), "small file");
+			const slow = Array.from({ length: 256 }, () => slowGet(h, h.token, big));
+			try {
+				const statuses = await Promise.all(slow.map(s => s.status));
+				const count = (code: number) => statuses.filter(x => x === code).length;
+				expect([count(200), count(503)]).toEqual([32, 224]);
+				const res = await fetch(url(h, "small.txt"), {
+					headers: { authorization: `Bearer ${others[0]?.token}` },
+					signal: AbortSignal.timeout(15_000),
+				});
+				expect(res.status).toBe(200);
+				expect(await res.text()).toBe("small file");
+				// The audit line: 224 refusals naming the token's share, and the other token's read served.
+				const reads = auditRecords<{ tool: string; token: string; isError: boolean; error?: string }>(
+					h,
+					r => r.tool === "blob:read",
+				);
+				const refused = reads.filter(r => r.isError && r.error?.includes("this token's 32 downloads"));
+				expect(refused).toHaveLength(224);
+				expect(reads.filter(r => r.token === "t0").map(r => r.isError)).toEqual([false]);
+			} finally {
+				for (const s of slow) s.sock.destroy();
+			}
+			// The slots come back once the slow readers are gone.
+			await waitFor("the owner's slots back", async () => {
+				const r = await fetch(url(h, "small.txt"), { headers: { authorization: `Bearer ${h.token}` } });
+				await r.arrayBuffer();
+				return r.status === 200;
+			});
+		});
+	}, 120_000);
+
+	test("defect 6: abandoned Want-Repr-Digest requests of one token: a bounded share of hashes, one per file, stopped when the callers leave (/proc CPU)", async () => {
+		const dir = join(host.cwd, "hashed");
+		mkdirSync(dir);
+		// 32 files of 8 GiB (sparse), each asked for twice: each hash alone takes seconds of CPU.
+		const files = Array.from({ length: 32 }, (_, i) => sparse(join(dir, `f${i}.img`), 8192 * MIB));
+		const before = auditRecords(host).length;
+		const asks = [...files, ...files].map(f => slowGet(host, host.token, f, { "want-repr-digest": "sha-256=1" }));
+		try {
+			// Meanwhile the other token uploads 16 MiB and asks a digest of its own: both served.
+			const upload = random(16 * MIB);
+			const startedAt = performance.now();
+			const put = await send("PUT", join(host.cwd, "b-upload.bin"), upload, {}, { ...host, token: SECOND } as Host);
+			const tookMs = performance.now() - startedAt;
+			expect(put.status).toBe(200);
+			expect(sha(readFileSync(join(host.cwd, "b-upload.bin")))).toBe(sha(upload));
+			writeFileSync(join(host.cwd, "b-small.txt"), "b's file");
+			const own = await send("GET", join(host.cwd, "b-small.txt"), null, { "want-repr-digest": "sha-256=1" }, {
+				...host,
+				token: SECOND,
+			} as Host);
+			expect([own.status, own.headers.get("repr-digest")]).toEqual([
+				200,
+				`sha-256=:${createHash("sha256").update("b's file").digest("base64")}:`,
+			]);
+			console.info(
+				`the other token's 16 MiB PUT took ${Math.round(tookMs)} ms beside the storm (load-distorted; not asserted)`,
+			);
+			// Counts and shares: the owner (share 2 of 4 jobs with two tokens) had most of its 64 asks refused at once.
+			const refused = () =>
+				auditRecords<{ tool: string; token: string; error?: string }>(host)
+					.slice(before)
+					.filter(r => r.token === "owner" && r.error?.includes("file hashes (Want-Repr-Digest) are running"));
+			expect(refused().length).toBeGreaterThanOrEqual(48);
+		} finally {
+			for (const a of asks) a.sock.destroy();
+		}
+		// Every caller is gone: each remaining hash stops, so the host is idle again (its CPU time, from /proc).
+		await waitFor("the abandoned asks' records", () =>
+			auditRecords<{ token: string; tool: string }>(host)
+				.slice(before)
+				.filter(r => r.token === "owner" && r.tool === "blob:read").length >= 64
+				? true
+				: undefined,
+		);
+		const cpu0 = cpuSeconds(host.proc.pid);
+		await Bun.sleep(2000);
+		const burnt = cpuSeconds(host.proc.pid) - cpu0;
+		expect(burnt).toBeLessThan(0.4);
+	}, 120_000);
 
 	test("defect 10: a PUT refused on a full disk is audited with the bytes it kept (0)", async () => {
 		const dir = join(host.home, "full-disk");

@@ -202,6 +202,33 @@ describe("createBlobRoute (handle without a socket)", () => {
 		expect((await as("a", "a4", "w")).status).toBe(200);
 	});
 
+	test("issue 30 item 4: a token at its share of downloads -> 503 too_many_downloads; another token still downloads", async () => {
+		const size = 2 * 1024 * 1024;
+		writeFileSync(join(dir, "cwd", "d"), "x".repeat(size));
+		const as = (tokenName: string) =>
+			route.handle(new Request("http://127.0.0.1:9/blob?path=d"), {
+				sid: null,
+				tokenName,
+				client: null,
+				conn: NO_CONNECTION,
+				shareOf: () => 2,
+			});
+		// Bodies not read yet: each holds its descriptor and its slot.
+		const held = [await as("a"), await as("a")];
+		const third = await as("a");
+		expect(third.status).toBe(503);
+		expect(await third.json()).toMatchObject({
+			code: "too_many_downloads",
+			error: expect.stringContaining("this token's 2 downloads"),
+		});
+		const other = await as("b");
+		expect(other.status).toBe(200);
+		expect((await other.text()).length).toBe(size);
+		// The share frees as the bodies are read.
+		for (const r of held) expect((await r.text()).length).toBe(size);
+		expect((await as("a")).status).toBe(200);
+	});
+
 	test("a body that errors mid-stream -> what arrived stays, audit says client disconnected, lock released", async () => {
 		const { body, push } = pushBody();
 		push.enqueue(new TextEncoder().encode("partial"));

@@ -1,0 +1,98 @@
+/**
+ * Whole-file hashes for `Want-Repr-Digest` (contract §19: every slot has a share). One job per file
+ * version (the content key), shared by every download waiting on it; a job stops as soon as its last
+ * waiter leaves, so a client that goes away stops costing CPU. Each token waits on at most its share of
+ * the MAX_HASH_JOBS jobs; joining a job already running costs nothing and is always allowed.
+ */
+import { closeSync, constants, openSync } from "node:fs";
+import { hashWhole } from "./hash.ts";
+
+/** Jobs at once, all tokens together (hashing is about as much CPU as a transfer). @internal */
+export const MAX_HASH_JOBS = 4;
+
+interface Job {
+	done: Promise<string | null>;
+	stop: AbortController;
+	/** Waiters per token name. */
+	waiters: Map<string, number>;
+}
+
+export type HashWait = { ok: true; hex: string | null } | { ok: false; why: string };
+
+export class HashJobs {
+	readonly #jobs = new Map<string, Job>();
+
+	/** How many jobs `token` waits on now. @internal */
+	jobsOf(token: string): number {
+		let n = 0;
+		for (const job of this.#jobs.values()) if (job.waiters.has(token)) n++;
+		return n;
+	}
+
+	/**
+	 * The SHA-256 of the file open as `fd` (version `key`, `size` bytes), for `token` whose share is `share`
+	 * jobs. `hex` is null when `leave` aborted first (the caller is gone); `ok: false` says which bound is full.
+	 */
+	async wait(
+		fd: number,
+		key: string,
+		size: number,
+		token: string,
+		share: number,
+		leave: AbortSignal,
+	): Promise<HashWait> {
+		let job = this.#jobs.get(key);
+		if (job === undefined) {
+			const mine = this.jobsOf(token);
+			if (mine >= share) return { ok: false, why: `this token's ${share} file hashes (Want-Repr-Digest) are running` };
+			if (this.#jobs.size >= MAX_HASH_JOBS) {
+				return { ok: false, why: `${MAX_HASH_JOBS} file hashes (Want-Repr-Digest) are running` };
+			}
+			job = this.#start(fd, key, size);
+		}
+		return { ok: true, hex: await this.#join(key, job, token, leave) };
+	}
+
+	#start(fd: number, key: string, size: number): Job {
+		const stop = new AbortController();
+		// The job reads through a descriptor of its own (the same open file), so it outlives the first waiter's.
+		let own: number | null = null;
+		try {
+			own = openSync(`/proc/self/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+		} catch {
+			// No /proc: hash through the caller's descriptor; that caller waits until the job ends either way.
+		}
+		const job: Job = { stop, waiters: new Map(), done: Promise.resolve(null) };
+		job.done = hashWhole(own ?? fd, size, stop.signal).finally(() => {
+			if (own !== null) closeSync(own);
+			if (this.#jobs.get(key) === job) this.#jobs.delete(key);
+		});
+		// Waiters that left see no rejection; one still waiting gets it through the race below.
+		job.done.catch(() => {});
+		this.#jobs.set(key, job);
+		return job;
+	}
+
+	async #join(key: string, job: Job, token: string, leave: AbortSignal): Promise<string | null> {
+		job.waiters.set(token, (job.waiters.get(token) ?? 0) + 1);
+		let left: () => void = () => {};
+		const gone = new Promise<null>(resolve => {
+			left = () => resolve(null);
+			if (leave.aborted) left();
+			else leave.addEventListener("abort", left, { once: true });
+		});
+		try {
+			return await Promise.race([job.done, gone]);
+		} finally {
+			leave.removeEventListener("abort", left);
+			const n = (job.waiters.get(token) ?? 1) - 1;
+			if (n > 0) job.waiters.set(token, n);
+			else job.waiters.delete(token);
+			if (job.waiters.size === 0) {
+				// Nobody waits any more: the hash stops and the next request for this version starts afresh.
+				job.stop.abort();
+				if (this.#jobs.get(key) === job) this.#jobs.delete(key);
+			}
+		}
+	}
+}
