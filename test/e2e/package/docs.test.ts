@@ -148,6 +148,10 @@ describe("docs: commands run against a real host", () => {
 		writeFileSync(join(home, ".omp", "agent", "a2a-bridge.log.1"), rec("a", "start", "T1") + rec("a", "done", "T2"));
 		writeFileSync(join(home, ".omp", "agent", "a2a-bridge.log"), rec("b", "start", "T3") + rec("c", "start", "T4"));
 		writeFileSync(join(home, ".omp", "agent", "a2a-bridge.log"), rec("c", "done", "T5"), { flag: "a" });
+		// Calls refused before they began (coalesced `refused` records) and /blob records never hang.
+		writeFileSync(join(home, ".omp", "agent", "a2a-bridge.log"), rec("d", "refused", "T6") + rec("e", "done", "T7"), {
+			flag: "a",
+		});
 		for (const script of scripts) {
 			const [code, out, err] = await bash(script, { cwd: work, env: { HOME: home } });
 			expect({ code, err }).toEqual({ code: 0, err: "" });
