@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as log from "../../../src/audit/log.ts";
 import * as redact from "../../../src/audit/redact.ts";
+import * as hashJobs from "../../../src/blob/hash-jobs.ts";
 import * as blob from "../../../src/blob/parse.ts";
 import * as staging from "../../../src/blob/staging.ts";
 import * as calls from "../../../src/core/calls.ts";
@@ -171,7 +172,14 @@ describe("protocol.md ## Limits = the constants that hold them", () => {
 			`${blob.MAX_UPLOADS_IN_FLIGHT}, one per file`,
 			`per token ⌊${blob.MAX_UPLOADS_IN_FLIGHT} / live tokens⌋`,
 		],
-		"`/blob` downloads holding a descriptor": [`${blob.MAX_DOWNLOADS_IN_FLIGHT}`],
+		"`/blob` downloads holding a descriptor": [
+			`${blob.MAX_DOWNLOADS_IN_FLIGHT}`,
+			`per token ⌊${blob.MAX_DOWNLOADS_IN_FLIGHT} / live tokens⌋`,
+		],
+		"`/blob` whole-file hashes (`Want-Repr-Digest`)": [
+			`${hashJobs.MAX_HASH_JOBS} at once, one per file version`,
+			`per token ⌊${hashJobs.MAX_HASH_JOBS} / live tokens⌋`,
+		],
 		"`/blob` remembered whole-file digests": [`${constIn("src/blob/digest-cache.ts", "MAX_ENTRIES")}`],
 		"`/blob` staging files (cut PUTs)": [
 			`per directory: ${staging.STAGING_MAX_PER_DIR}, none older than ${constIn("src/blob/staging.ts", "STAGING_MAX_AGE_MS") / h} h`,
