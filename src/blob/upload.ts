@@ -142,8 +142,12 @@ export function digestMismatch(expected: Expected, got: Digests): string | null 
 	return wrong.length === 0 ? null : wrong.join("; ");
 }
 
+/**
+ * A refused upload names the refused bytes' digests for what they are (contract §20): nothing in it reads as
+ * the digest of a file that landed, so a script looking for `sha256` finds none.
+ */
 export const mismatchReply = (message: string, got: Digests): Response =>
-	blobError("digest_mismatch", message, {}, { sha256: got.whole, request_sha256: got.part });
+	blobError("digest_mismatch", message, {}, { rejected_sha256: got.whole, rejected_request_sha256: got.part });
 
 /** The 200 of an upload: `sha256` is the whole file now, `request_sha256` this request's bytes. */
 export const uploadReply = (

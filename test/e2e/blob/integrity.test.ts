@@ -21,6 +21,7 @@ import {
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { auditRecords } from "../../helpers/audit.ts";
+import { shellBlocks } from "../../helpers/docs.ts";
 import { type Host, useSharedHost, withHost } from "../../helpers/host.ts";
 import { feed, rawUpload } from "../../helpers/raw-upload.ts";
 import { runCommand } from "../../helpers/run.ts";
@@ -399,6 +400,32 @@ describe("/blob integrity (real hosts)", () => {
 		const burnt = cpuSeconds(host.proc.pid) - cpu0;
 		expect(burnt).toBeLessThan(0.4);
 	}, 120_000);
+
+	test("issue 31 item 5: a refused upload names no landed digest, and the READMEs' curl line exits 22 on it", async () => {
+		const file = join(host.cwd, "fw-checked.bin");
+		writeFileSync(file, "the old image");
+		writeFileSync(join(host.cwd, "fw.bin"), "the new image");
+		const wrong = `Repr-Digest: sha-256=:${createHash("sha256").update("something else").digest("base64")}:`;
+		for (const readme of ["README.md", "README_ZN.md"]) {
+			const block = shellBlocks(readme).find(b => b.some(c => c.text.includes("blob?path=")));
+			const line = block?.find(c => c.text.includes("-T fw.bin"))?.text;
+			expect([readme, line]).toEqual([readme, expect.stringContaining("--fail-with-body")]);
+			const script = `H='Authorization: Bearer ${host.token}'; B='${host.url}blob?path=${file}'; D='${wrong}'\n${line}`;
+			const proc = Bun.spawn(["bash", "-euo", "pipefail", "-c", script], {
+				cwd: host.cwd,
+				stdout: "pipe",
+				stderr: "pipe",
+			});
+			const [code, out] = [await proc.exited, await new Response(proc.stdout).text()];
+			// curl stops the script (22) and shows the refusal: named for what it is, no sha256 of its own.
+			expect([readme, code]).toEqual([readme, 22]);
+			const body = JSON.parse(out) as Record<string, unknown>;
+			expect(body).toMatchObject({ code: "digest_mismatch", rejected_sha256: sha("the new image") });
+			expect(Object.keys(body).filter(k => /^(request_)?sha256$/.test(k))).toEqual([]);
+			// The file on the host: untouched.
+			expect(readFileSync(file, "utf8")).toBe("the old image");
+		}
+	}, 60_000);
 
 	test("defect 10: a PUT refused on a full disk is audited with the bytes it kept (0)", async () => {
 		const dir = join(host.home, "full-disk");

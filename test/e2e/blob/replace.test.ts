@@ -206,13 +206,22 @@ describe("/blob PUT, digests and own files (real host)", () => {
 		for (const h of wrongs) {
 			const res = await send("PUT", file, body, h);
 			expect(res.status).toBe(400);
-			expect(await res.json()).toMatchObject({ code: "digest_mismatch", sha256: sha(body), request_sha256: sha(body) });
+			const refused = (await res.json()) as Record<string, unknown>;
+			expect(refused).toMatchObject({
+				code: "digest_mismatch",
+				rejected_sha256: sha(body),
+				rejected_request_sha256: sha(body),
+			});
+			// Issue 31 item 5: nothing in a refusal reads as the landed file's digest.
+			expect(Object.keys(refused).filter(k => k === "sha256" || k === "request_sha256")).toEqual([]);
 			expect(readFileSync(file, "utf8")).toBe("kept");
 			expect(staged(host.home)).toEqual([]);
 		}
 		const append = await sendAt("POST", file, "&offset=4", "more", { "repr-digest": sf("keptmorX") });
 		expect(append.status).toBe(400);
-		expect(await append.json()).toMatchObject({ code: "digest_mismatch", sha256: sha("keptmore") });
+		const appendBody = (await append.json()) as Record<string, unknown>;
+		expect(appendBody).toMatchObject({ code: "digest_mismatch", rejected_sha256: sha("keptmore") });
+		expect(appendBody.sha256).toBeUndefined();
 		expect(readFileSync(file, "utf8")).toBe("kept");
 		const part = await sendAt("POST", file, "&offset=4", "more", { "content-digest": sf("mor") });
 		expect(part.status).toBe(400);
