@@ -4,19 +4,17 @@
  * for the host's `bash` once; then it prints each step and checks the command really ran on the host.
  * Everything lives in a throwaway HOME that is removed at the end: your ~/.omp is never read or written.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "bun";
 import { errorText } from "../src/text/error-text.ts";
+import { type DemoHost, envFor, homeDir, startDemoHost } from "./demo-host.ts";
 import { modelsYml, type Reply, startFakeModel } from "./scripted-model.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OMP_CLI = join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent", "dist", "cli.js");
-/** Bounds for each step; a cold first boot took 2-8 s here. */
-const HOST_BOOT_MS = 120_000;
 const CALLER_MS = 120_000;
-const STOP_MS = 30_000;
 
 const say = (line: string): void => {
 	process.stdout.write(`${line}\n`);
@@ -25,22 +23,6 @@ const oneLine = (text: string, max = 160): string => {
 	const flat = JSON.stringify(text.trim());
 	return flat.length > max ? `${flat.slice(0, max)}…"` : flat;
 };
-
-function homeDir(base: string, name: string): string {
-	const home = join(base, name);
-	mkdirSync(join(home, ".omp", "agent"), { recursive: true });
-	mkdirSync(join(home, "work"), { recursive: true });
-	// A mistaken import must never make Bun fetch packages at run time.
-	writeFileSync(join(home, "work", "bunfig.toml"), '[install]\nauto = "disable"\n');
-	return home;
-}
-
-const envFor = (home: string): Record<string, string> => ({
-	HOME: home,
-	PATH: `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
-	TMPDIR: process.env.TMPDIR ?? "/tmp",
-	LANG: "C.UTF-8",
-});
 
 /** The tool_result text the caller's omp sent back to its model, if this request carries one. */
 function toolResult(body: Record<string, unknown>): string | undefined {
@@ -59,22 +41,7 @@ async function main(): Promise<number> {
 	const command = `echo ${marker} | tee a2a-demo.txt; echo "ran in $PWD as $(id -un)"`;
 
 	say(`demo: 1/4 host: npm run host in a throwaway HOME (${hostHome}), serving ${join(hostHome, "work")}`);
-	// Its own process group, so the stop below reaches it the way Ctrl-C does.
-	const host = spawn({
-		cmd: [process.execPath, join(ROOT, "scripts", "host.ts"), "--approvals", "approve"],
-		cwd: join(hostHome, "work"),
-		env: envFor(hostHome),
-		stdin: "ignore",
-		stdout: "pipe",
-		stderr: "pipe",
-		detached: true,
-	});
-	let hostOut = "";
-	const hostReading = (async () => {
-		const decoder = new TextDecoder();
-		for await (const chunk of host.stdout) hostOut += decoder.decode(chunk, { stream: true });
-	})();
-	const hostErr = new Response(host.stderr).text();
+	let host: DemoHost | undefined;
 	const model = startFakeModel([{ tool: "mcp__omp_host_bash", input: { command } }], { text: "All done." }, onModel);
 	let requests = 0;
 	let resultText = "";
@@ -92,11 +59,8 @@ async function main(): Promise<number> {
 
 	let ok = false;
 	try {
-		const deadline = Date.now() + HOST_BOOT_MS;
-		while (!/^ {2}URL: /m.test(hostOut) && host.exitCode === null && Date.now() < deadline) await Bun.sleep(100);
-		const url = hostOut.match(/^ {2}URL: +(\S+)/m)?.[1];
-		if (!url) throw new Error(`the host did not start:\n${hostOut}${await hostErr}`);
-		const secret = JSON.parse(readFileSync(join(hostHome, ".omp", "agent", "a2a-bridge.json"), "utf8")).token as string;
+		host = await startDemoHost(hostHome);
+		const { url, secret } = host;
 		say(`demo:     the bridge serves ${url} (token ${secret.slice(0, 6)}…, from the host's a2a-bridge.json)`);
 
 		say(`demo: 2/4 scripted model on ${model.url} (no API key): it asks once for mcp__omp_host_bash, then says done`);
@@ -139,14 +103,7 @@ async function main(): Promise<number> {
 		);
 	} finally {
 		model.stop();
-		try {
-			process.kill(-host.pid, "SIGINT");
-		} catch {}
-		const stopped = await Promise.race([host.exited.then(() => true), Bun.sleep(STOP_MS).then(() => false)]);
-		if (!stopped) host.kill("SIGKILL");
-		await hostReading;
-		const last = hostOut.trimEnd().split("\n").at(-1) ?? "";
-		say(`demo: host stopped: ${last.replace(/^a2a host: /, "")}`);
+		if (host) say(`demo: host stopped: ${(await host.stop()).replace(/^a2a host: /, "")}`);
 		rmSync(base, { recursive: true, force: true });
 	}
 	say(ok ? "demo: ok: a second omp called the host's bash over MCP" : "demo: FAILED (see above)");

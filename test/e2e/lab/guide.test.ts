@@ -131,7 +131,8 @@ describe("the lab guide, run as written against a real host and the simulated bo
 			"reboot",
 			"booted",
 		]);
-		expect(out).toMatch(/Stopped console: exited/);
+		expect(out).toMatch(/^console: exited exit=0 /m);
+		expect(out).toMatch(/Stopped console: exited exit=0/);
 		expect(pidsWith(join("fixtures", "lab", "console.py"))).toEqual([]);
 	});
 

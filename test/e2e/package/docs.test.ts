@@ -40,6 +40,10 @@ const RULES: Array<[RegExp, How]> = [
 		{ by: "test", file: "test/e2e/site/site.test.ts", marker: '"run", "--silent", "docs:build"' },
 	],
 	[/^npm run demo$/, { by: "test", file: "test/e2e/headless/demo.test.ts", marker: '"run", "--silent", "demo"' }],
+	[
+		/^npm run demo:lab$/,
+		{ by: "test", file: "test/e2e/headless/demo-lab.test.ts", marker: '"run", "--silent", "demo:lab"' },
+	],
 	[/^npm run (host|probe) -- /, HERE],
 	[/^npm run probe$/, HERE],
 	[/^npm run token -- (list|add|rotate|revoke)\b/, HERE],
