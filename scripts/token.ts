@@ -62,11 +62,12 @@ function main(argv: string[]): number {
 		for (const t of rows) out(`  ${t.name} ${tokenPrefix(t.token)}`);
 		return 0;
 	}
-	// Creates the config as a first start would when there is none yet (generated owner token, $schema).
-	const warnings = loadConfig(path).warnings;
+	const warnings: string[] = [];
 	// `null`: the file is the whole table, read under the lock the edit holds (no copy read before it).
 	const edit = <T>(what: string, change: () => T): T => {
 		try {
+			// Creates the config as a first start would when there is none yet (generated owner token, $schema).
+			warnings.push(...loadConfig(path).warnings);
 			return change();
 		} catch (err) {
 			const still = verb === "add" ? "" : `; ${stillLive(path, what)}`;
