@@ -21,6 +21,7 @@ import { liveApprovals } from "../src/host/approvals-live.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { startNotice } from "../src/host/commands.ts";
 import { configEditApplier } from "../src/host/config-live.ts";
+import { instructionsFor } from "../src/host/instructions.ts";
 import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
@@ -105,7 +106,9 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	server = new BridgeServer(
 		{
 			version: pkg.version,
-			instructions: `Tools of the omp host in ${ctx.cwd}, run in its Main session through the host's own approval gate.`,
+			// Built at each handshake from what the host lists then (contract §20).
+			instructions: () =>
+				instructionsFor({ cwd: mainCwd(), tools: bridge.listTools().map(t => t.name), blob: config.blob }),
 			listTools: () => bridge.listTools(),
 			callTool: req => remoteCalls().track(req, () => bridge.callTool(req)),
 			audit: audit.calls,

@@ -21,7 +21,7 @@ export interface LegacyDeps {
 	sessions: SessionTable;
 	calls: CallTable;
 	serverInfo: ServerInfo;
-	instructions: string;
+	instructions: () => string;
 	listTools(): readonly McpTool[];
 }
 
@@ -79,7 +79,7 @@ export class LegacyMcp {
 			protocolVersion: version,
 			capabilities: { tools: { listChanged: false } },
 			serverInfo: this.#d.serverInfo,
-			instructions: this.#d.instructions,
+			instructions: this.#d.instructions(),
 		};
 		return rpcResult(id, result, { "mcp-session-id": session.sid });
 	}

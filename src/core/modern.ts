@@ -22,7 +22,7 @@ const TOOLS_TTL_MS = 0;
 export interface ModernDeps {
 	calls: CallTable;
 	serverInfo: ServerInfo;
-	instructions: string;
+	instructions: () => string;
 	listTools(): readonly McpTool[];
 	tasks: TaskStore;
 	/** How long a declaring call runs before it becomes a task (TASK_WINDOW_MS; shorter in tests). */
@@ -85,7 +85,7 @@ export class ModernMcp {
 		return {
 			supportedVersions: SERVED_VERSIONS,
 			capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
-			instructions: this.#d.instructions,
+			instructions: this.#d.instructions(),
 			ttlMs: TOOLS_TTL_MS,
 			cacheScope: "private",
 			...this.#rules.resultExtra,

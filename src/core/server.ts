@@ -47,10 +47,11 @@ export class BridgeServer {
 			onEnd: sid => calls.cancelSession(sid),
 			isBusy: sid => calls.hasCalls(sid),
 		});
+		const text = deps.instructions;
 		const mcp = {
 			calls,
 			serverInfo: { name: SERVER_NAME, version: deps.version },
-			instructions: deps.instructions,
+			instructions: typeof text === "function" ? text : () => text,
 			listTools: () => deps.listTools(),
 		};
 		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions });

@@ -84,7 +84,8 @@ export interface CallAudit {
 
 export interface BridgeDeps {
 	version: string;
-	instructions: string;
+	/** The server `instructions` of both eras: fixed text, or built at each handshake (the host's tools can change). */
+	instructions: string | (() => string);
 	listTools(): McpTool[];
 	callTool(req: ToolCallRequest): Promise<ToolCallOutcome>;
 	audit?: CallAudit;

@@ -14,6 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LAB_FIXTURES, SimBoard } from "../../../scripts/lab-board.ts";
 import { Host } from "../../helpers/host.ts";
+import { modernPost } from "../../helpers/modern.ts";
 
 const READER = `reader${crypto.randomUUID()}${crypto.randomUUID()}`.replaceAll("-", "");
 const FIRMWARE = crypto.getRandomValues(new Uint8Array(300_000));
@@ -81,6 +82,22 @@ describe("the lab box: flash, console, build and artifacts against a simulated b
 		await host?.stop();
 		await board?.stop();
 		host?.cleanup();
+	});
+
+	test("0. the server instructions reach the client (both eras) and say how long work, consoles and files are done here", async () => {
+		// The official SDK client (2025 era) keeps what initialize said.
+		const said = lab.getInstructions() ?? "";
+		const modern = (await (await modernPost(host, "server/discover")).json()) as { result: { instructions: string } };
+		for (const text of [said, modern.result.instructions]) {
+			expect(text).toContain(`Tools of the omp host in ${host.cwd},`);
+			expect(text).toContain('hub op "start" runs a program');
+			expect(text).toContain("type a fresh marker first");
+			expect(text).toContain("after 60 s by default");
+			expect(text).toContain("PUT /blob?path=P uploads");
+		}
+		// Every tool the text names as a tool is one the host lists.
+		const listed = new Set((await lab.listTools()).tools.map(t => t.name));
+		for (const named of ["hub", "bash"]) expect(listed.has(named)).toBe(true);
 	});
 
 	test("1. the firmware goes up with PUT and Repr-Digest; the file on disk is those bytes", async () => {
