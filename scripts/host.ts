@@ -9,7 +9,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defaultConfigPath } from "../src/config/config.ts";
 import { type HostArgs, parseHostArgs, USAGE } from "../src/headless/args.ts";
-import { type Omp, say, send, startOmp, stop, warn } from "../src/headless/child.ts";
+import { type Omp, say, send, startOmp, stop, terminalWidth, warn } from "../src/headless/child.ts";
 import { Approver, describeAnswerer } from "../src/headless/cli.ts";
 import {
 	isBridgeFailure,
@@ -138,6 +138,7 @@ async function main(): Promise<number> {
 		timeoutMs: args.approvalTimeoutMs,
 		input: args.approvals === "ask" ? process.stdin : undefined,
 		output: process.stdout,
+		width: terminalWidth,
 	});
 	say(
 		`a2a host: omp ${OMP.version}${OMP.from === "PATH" ? " (on PATH)" : ""} in ${cwd}; approvals: ${args.approvals} (${args.approvalsSource})`,

@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { type Subprocess, spawn } from "bun";
+import { rows } from "../text/rows.ts";
 import { showLinesSafely, showSafely } from "../text/show.ts";
 import type { HostArgs } from "./args.ts";
 import { type Approver, describeDecision } from "./cli.ts";
@@ -21,6 +22,13 @@ export const say = (line: string): void => {
 export const warn = (line: string): void => {
 	process.stderr.write(`${line}\n`);
 };
+
+/** Columns of the terminal on stdout now (it may be resized); Infinity when stdout is not a terminal. */
+export const terminalWidth = (): number =>
+	process.stdout.isTTY ? process.stdout.columns || 80 : Number.POSITIVE_INFINITY;
+
+/** A line that may hold caller text: in rows the terminal never wraps, continuation rows marked (src/text/rows.ts). */
+const sayRows = (text: string): void => say(rows(text, terminalWidth()).join("\n"));
 
 export interface Omp {
 	proc: Subprocess<"pipe", "pipe", "pipe">;
@@ -67,23 +75,23 @@ function handleFrames(omp: Omp, approver: Approver): void {
 			if (f.kind === "notify") {
 				if (omp.onNotify?.(f.message) || labels.offer(f.message)) continue;
 				const text = showLinesSafely(f.message);
-				say(f.level === "info" ? `host: ${text}` : `host [${showSafely(f.level, 20)}]: ${text}`);
+				sayRows(f.level === "info" ? `host: ${text}` : `host [${showSafely(f.level, 20)}]: ${text}`);
 			} else if (f.kind === "approval") {
 				// The label in the prompt's title wins; the notice before it is the fallback (and is consumed).
 				const noticed = labels.take(f.prompt.tool);
 				if (noticed && !f.prompt.caller) f.prompt.caller = noticed;
 				approver.decide(f.prompt).then(d => {
 					send(omp, answerFrame(f.prompt.id, d.value));
-					say(describeDecision(f.prompt, d));
+					sayRows(describeDecision(f.prompt, d));
 				});
 			} else if (f.kind === "dialog") {
 				send(omp, cancelFrame(f.id));
 				const title = showSafely(f.title.split("\n")[0] ?? "", 200);
-				say(`host asked (${f.method}) "${title}" -> cancelled: nobody can answer that headless`);
+				sayRows(`host asked (${f.method}) "${title}" -> cancelled: nobody can answer that headless`);
 			} else if (f.kind === "cancel") {
 				approver.withdraw(f.targetId);
 			} else if (f.kind === "extension_error") {
-				warn(`host extension error: ${showLinesSafely(f.message)}`);
+				warn(rows(`host extension error: ${showLinesSafely(f.message)}`, terminalWidth()).join("\n"));
 			} else if (f.kind === "not_json") {
 				warn(`host stdout (not rpc): ${showSafely(line, 2000)}`);
 			}

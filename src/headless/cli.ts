@@ -3,8 +3,10 @@
  * exactly one answer; silence or closed input means Deny; an answer counts only for a prompt that was on
  * screen before it was typed (a line typed while no prompt shows, the rest of a read that answered the
  * previous prompt and a half-typed line are dropped); caller text is shown with its hidden characters
- * escaped. Nothing here touches processes, the real clock or stdio.
+ * escaped, and laid out in rows the terminal never wraps, so no caller text starts a row (contract §19).
+ * Nothing here touches processes, the real clock or stdio.
  */
+import { CONTINUED, rows } from "../text/rows.ts";
 import { showSafely } from "../text/show.ts";
 import type { ApprovalsMode } from "./args.ts";
 import type { ApprovalPrompt } from "./frames.ts";
@@ -27,12 +29,17 @@ export interface ApproverOptions {
 	input?: AsyncIterable<string | Uint8Array>;
 	output: { write(text: string): void };
 	clock?: Clock;
+	/** The terminal's width in columns now; Infinity (the default) when output is not a terminal. */
+	width?: () => number;
 }
 
-const MAX_DETAIL_LINES = 40;
-/** The host already cuts a command at 2,000 characters with its own marker; escapes may lengthen it. */
+/** The bridge keeps a prompt near this; a longer one is cut with a count (the Approve? line names it still). */
+const MAX_DETAIL_ROWS = 80;
+/** A title the host built alone is cut at 2,000 characters; escapes may lengthen it. */
 const MAX_DETAIL_CHARS = 4000;
 const MAX_DECISION_DETAIL = 160;
+/** Columns the start of what runs may take on the Approve? line at least, however narrow the terminal. */
+const MIN_START_COLUMNS = 16;
 
 /** ` from token ci, client claude-code` when the bridge labelled the prompt, else "". */
 function callerText(prompt: ApprovalPrompt): string {
@@ -50,22 +57,43 @@ export function describeAnswerer(mode: ApprovalsMode, timeoutMs: number): string
 	return `prompts: asked on this terminal (--approvals ask); Deny after ${Math.round(timeoutMs / 1000)} s without an answer`;
 }
 
-function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number): string {
-	const shown = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => `  ${showSafely(d, MAX_DETAIL_CHARS)}`);
-	if (prompt.details.length > MAX_DETAIL_LINES)
-		shown.push(`  … ${prompt.details.length - MAX_DETAIL_LINES} more lines`);
+/** `text` cut to `columns` display columns, ending in `…` when cut. */
+function fitColumns(text: string, columns: number): string {
+	if (Bun.stringWidth(text) <= columns) return text;
+	let out = "";
+	for (const ch of text) {
+		if (Bun.stringWidth(`${out}${ch}…`) > columns) break;
+		out += ch;
+	}
+	return `${out}…`;
+}
+
+/**
+ * The prompt: a header naming the tool and the caller, the detail rows, and the line that asks, which
+ * names the tool and the start of what runs. Every line is laid out in rows of `width` columns.
+ */
+export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number, width = Infinity): string {
+	const details = prompt.details.slice(0, MAX_DETAIL_ROWS).map(d => showSafely(d, MAX_DETAIL_CHARS));
+	if (prompt.details.length > MAX_DETAIL_ROWS) details.push(`… ${prompt.details.length - MAX_DETAIL_ROWS} more lines`);
 	const queue = waiting > 0 ? ` (${waiting} more waiting)` : "";
+	const tool = showSafely(prompt.tool, 200);
+	const answer = `[y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `;
+	const fixed = `Approve? ${tool} () ${answer}`;
+	const room = Number.isFinite(width) ? Math.max(MIN_START_COLUMNS, width - Bun.stringWidth(fixed) - 1) : 120;
+	const start = prompt.start ? ` (${fitColumns(showSafely(prompt.start), room)})` : "";
 	return [
-		`\nApproval needed${queue}: ${showSafely(prompt.tool, 200)}${callerText(prompt)}`,
-		...shown,
-		`Approve? [y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `,
+		"",
+		...rows(`Approval needed${queue}: ${tool}${callerText(prompt)}`, width),
+		...details.flatMap(d => rows(d, width, "  ")),
+		...rows(`Approve? ${tool}${start} ${answer}`, width),
 	].join("\n");
 }
 
 /** The one line printed for every decision, whatever the mode. */
 export function describeDecision(prompt: ApprovalPrompt, decision: Decision): string {
-	const more = prompt.details.length > 1 ? ` +${prompt.details.length - 1} more lines` : "";
-	const what = prompt.details[0] ? ` (${showSafely(prompt.details[0], MAX_DECISION_DETAIL)}${more})` : "";
+	const lines = prompt.details.filter(d => !d.startsWith(CONTINUED)).length;
+	const more = lines > 1 ? ` +${lines - 1} more lines` : "";
+	const what = prompt.start ? ` (${showSafely(prompt.start, MAX_DECISION_DETAIL)}${more})` : "";
 	const tool = showSafely(prompt.tool, 200);
 	return `approval: ${tool}${what}${callerText(prompt)} -> ${decision.value} (${decision.reason})`;
 }
@@ -147,7 +175,8 @@ export class Approver {
 		);
 		this.#current = { pending, timer };
 		this.#typed = "";
-		this.#opts.output.write(formatPrompt(pending.prompt, this.#opts.timeoutMs, this.#queue.length));
+		const width = this.#opts.width?.() ?? Number.POSITIVE_INFINITY;
+		this.#opts.output.write(formatPrompt(pending.prompt, this.#opts.timeoutMs, this.#queue.length, width));
 	}
 
 	#settle(value: Answer, reason: string, echo = ""): void {

@@ -2,10 +2,14 @@
  * The rpc frames of the headless host (host facts §4, §10): stdout carries JSON lines, answers go back
  * as JSON lines on stdin. Pure readers and writers; `scripts/host.ts` owns the pipes.
  */
+import { showExactlyCut } from "../text/show.ts";
+
 export interface ApprovalPrompt {
 	id: string;
 	tool: string;
-	/** Lines under the title, e.g. `Command: make` or `Path: /tmp/x`. */
+	/** The start of what runs, one line (e.g. `Command: make`); "" when the prompt shows nothing of it. */
+	start: string;
+	/** Rows under the title, e.g. `Command: make`, `cwd: "/srv"`; no row holds a caller's line break. */
 	details: string[];
 	/** Whose remote call this is, when the bridge labelled it (token name, client name). */
 	caller?: { tokenName: string; client: string | null };
@@ -25,22 +29,31 @@ export type HostFrame =
 const DIALOG_METHODS = new Set(["select", "confirm", "input", "editor"]);
 
 const PROMPT_LABEL = /^Remote call \(A2A\): token (\S+)(?:, client (.+))?$/;
+/** The first line of a title the bridge built (src/host/prompt-text.ts); the host's own is `Allow tool: <name>`. */
+const BRIDGE_TITLE = /^Allow tool: (\S+) — remote call \(A2A\): (.*)$/;
+/** Longest text shown for a title the host built alone. */
+const HOST_TEXT_MAX = 2000;
 
 /**
- * `Allow tool: bash\nCommand: make` (omp `formatApprovalPrompt`) -> tool and detail lines; a last line
- * `Remote call (A2A): token <name>[, client <client>]` (the bridge's label) becomes `caller`.
+ * An approval title -> tool, start of what runs, detail rows and caller. A title the bridge built
+ * (`Allow tool: <tool> — remote call (A2A): <start>` … `Remote call (A2A): token <name>[, client <c>]`)
+ * has every caller line break escaped, so its rows are taken as they are. In a title the host built alone
+ * (`Allow tool: bash\nCommand: make`, omp `formatApprovalPrompt`) a caller's line break cannot be told
+ * from the host's, so everything after the first line is shown as one exactly-shown text (contract §19).
  * @internal
  */
 export function parseApprovalTitle(title: string): Omit<ApprovalPrompt, "id"> {
 	const lines = title.split("\n");
-	const label = PROMPT_LABEL.exec(lines.at(-1) ?? "");
-	if (label?.[1]) lines.pop();
-	const caller = label?.[1] ? { caller: { tokenName: label[1], client: label[2] ?? null } } : {};
-	const [first = "", ...rest] = lines;
-	const m = /^Allow tool: (.+)$/.exec(first);
-	return m?.[1]
-		? { tool: m[1], details: rest, ...caller }
-		: { tool: "(unnamed tool)", details: [first, ...rest], ...caller };
+	const bridge = BRIDGE_TITLE.exec(lines[0] ?? "");
+	if (bridge?.[1]) {
+		const label = PROMPT_LABEL.exec(lines.at(-1) ?? "");
+		const caller = label?.[1] ? { caller: { tokenName: label[1], client: label[2] ?? null } } : {};
+		return { tool: bridge[1], start: bridge[2] ?? "", details: lines.slice(1, label ? -1 : undefined), ...caller };
+	}
+	const m = /^Allow tool: (.+)$/.exec(lines[0] ?? "");
+	const rest = (m ? lines.slice(1) : lines).join("\n");
+	const shown = rest === "" ? "" : showExactlyCut(rest, HOST_TEXT_MAX);
+	return { tool: m?.[1] ?? "(unnamed tool)", start: shown, details: shown ? [shown] : [] };
 }
 
 export function readFrame(line: string): HostFrame {

@@ -9,9 +9,16 @@
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { Catalog } from "./catalog.ts";
-import { lendCallSignal, type PromptUi, withCallSignal } from "./prompt-signal.ts";
-import { promptLabel } from "./remote-calls.ts";
-import { type HostAccess, type HostJobManager, type HostSession, type HostToolResult, TOOL_FAILED } from "./shapes.ts";
+import { lendCallSignal, type PromptUi, type Retitle, withCallSignal } from "./prompt-signal.ts";
+import { approvalTitle, dialogTitle, hostDetails } from "./prompt-text.ts";
+import {
+	type HostAccess,
+	type HostJobManager,
+	type HostSession,
+	type HostTool,
+	type HostToolResult,
+	TOOL_FAILED,
+} from "./shapes.ts";
 import { checkArgs } from "./validate.ts";
 
 export type { HostAccess, HostJobManager, HostSession } from "./shapes.ts";
@@ -78,7 +85,7 @@ export class HostBridge {
 			const result = await withCallSignal(
 				req.signal,
 				() => tool.execute(req.callId, args, req.signal, onUpdate, undefined),
-				promptLabel(req.caller),
+				this.#retitle(req, tool, args),
 			);
 			const jobId = backgroundedJobId(result);
 			outcome =
@@ -96,6 +103,24 @@ export class HostBridge {
 			isError: outcome.isError,
 		});
 		return outcome;
+	}
+
+	/**
+	 * How the call's dialogs are titled (prompt-text.ts): an approval from the arguments the tool runs
+	 * with, in the tool's schema order, beside the tool's own detail lines; worked out only when one opens.
+	 */
+	#retitle(req: ToolCallRequest, tool: HostTool, args: Record<string, unknown>): Retitle {
+		return (title, options) => {
+			if (!(options.includes("Approve") && options.includes("Deny"))) return dialogTitle(title, req.caller);
+			let details: string[] | null = null;
+			try {
+				details = hostDetails(tool.formatApprovalDetails?.(args));
+			} catch {
+				// The host failed on it too before asking; the title then shows the host's own text.
+			}
+			const order = this.#catalog.argumentOrder(req.name, tool);
+			return approvalTitle(title, { tool: req.name, args, order, details, caller: req.caller });
+		};
 	}
 
 	/**

@@ -71,6 +71,12 @@ export class Catalog {
 		return list;
 	}
 
+	/** The tool's argument names in its schema's order (what an approval prompt lists them by). */
+	argumentOrder(name: string, tool: HostTool): string[] {
+		const props = this.#schema({ ...pick(tool), name }).properties;
+		return typeof props === "object" && props !== null ? Object.keys(props) : [];
+	}
+
 	#describe(tool: { name: string; description?: string; parameters?: unknown }, approval: unknown): McpTool {
 		const annotations = annotationsFor(approval);
 		return {

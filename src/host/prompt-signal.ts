@@ -2,23 +2,38 @@
  * Approval prompts of a cancelled remote call close (contract §13, issue 14). The host's tool wrapper
  * asks `select` with no signal (host fact 6), so the bridge runs each call in an async context holding
  * the call's signal and lends that signal to any `select` opened inside it: the host then closes the
- * dialog itself (the TUI removes it; rpc sends `cancel` with the dialog's id). The same context can
- * carry a last line for the dialog's title saying whose remote call it is (contract §14): omp has no
- * supported way to label its prompt, and this wrapper is already the one place that sees it.
+ * dialog itself (the TUI removes it; rpc sends `cancel` with the dialog's id). The same context carries
+ * how the call's dialogs are titled (contract §14, §19: whose call it is, and caller text that cannot
+ * redraw the prompt; src/host/prompt-text.ts): omp has no supported way to label or shape its prompt,
+ * and this wrapper is already the one place that sees it.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { showExactlyCut } from "../text/show.ts";
 
 type Select = (title: string, options: unknown[], opts?: { signal?: AbortSignal } & Record<string, unknown>) => unknown;
 export interface PromptUi {
 	select: Select;
 }
 
-const callContext = new AsyncLocalStorage<{ signal: AbortSignal; label?: string }>();
+/** The title a remote call's dialog shows instead of the host's (`options` tell an approval from other dialogs). */
+export type Retitle = (title: string, options: readonly unknown[]) => string;
+
+const callContext = new AsyncLocalStorage<{ signal: AbortSignal; retitle?: Retitle }>();
 const LENT = Symbol.for("pi-a2a-ext.select-lends-call-signal");
 
-/** Runs `fn` (a tool's execute) so that prompts it opens close when `signal` aborts and end with `label`. */
-export function withCallSignal<T>(signal: AbortSignal, fn: () => T, label?: string): T {
-	return callContext.run(label === undefined ? { signal } : { signal, label }, fn);
+/** Runs `fn` (a tool's execute) so that prompts it opens close when `signal` aborts and are titled by `retitle`. */
+export function withCallSignal<T>(signal: AbortSignal, fn: () => T, retitle?: Retitle): T {
+	return callContext.run(retitle === undefined ? { signal } : { signal, retitle }, fn);
+}
+
+function titled(title: string, options: unknown[], retitle: Retitle | undefined): string {
+	if (retitle === undefined) return title;
+	try {
+		return retitle(title, options);
+	} catch {
+		// Never the host's raw text for a remote call: one exactly-shown line.
+		return showExactlyCut(title, 2000);
+	}
 }
 
 /** Makes `ui.select` lend the current call's signal; once per UI object, idempotent. */
@@ -30,7 +45,7 @@ export function lendCallSignal(ui: PromptUi): void {
 		const call = callContext.getStore();
 		// A dialog opened outside a remote call is left as the host made it; one with its own signal keeps it.
 		if (call === undefined) return original(title, options, opts);
-		const shown = call.label === undefined ? title : `${title}\n${call.label}`;
+		const shown = titled(title, options, call.retitle);
 		if (opts?.signal !== undefined) return original(shown, options, opts);
 		return original(shown, options, { ...opts, signal: call.signal });
 	};

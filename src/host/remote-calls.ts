@@ -1,8 +1,8 @@
 /**
  * Remote calls in flight, by the tool call id the bridge hands to the host, so the host's
  * `tool_approval_requested` event (which carries only that id) can be told it is a remote call and by
- * whom. omp has no supported way to label its prompt: the bridge appends `promptLabel` to the dialog's
- * title through its select wrapper (prompt-signal.ts) and, in case that host surface ever changes, also
+ * whom. omp has no supported way to label its prompt: the bridge titles the dialog itself through its
+ * select wrapper (prompt-signal.ts, prompt-text.ts) and, in case that host surface ever changes, also
  * notifies just before it. The headless host reads both (`parseApprovalTitle`, `parseCallerLabel` in
  * src/headless/frames.ts; a unit test holds writer and reader to one format).
  */
@@ -10,11 +10,6 @@
 import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
 import type { CallerInfo, ToolCallRequest } from "../core/types.ts";
 import { showSafely } from "../text/show.ts";
-
-/** The last line of a remote call's approval prompt (see prompt-signal.ts); read back by the headless host. */
-export function promptLabel(caller: Pick<CallerInfo, "tokenName" | "client">): string {
-	return `Remote call (A2A): token ${showSafely(caller.tokenName, 80)}${caller.client ? `, client ${showSafely(caller.client, 80)}` : ""}`;
-}
 
 /** The notice before a remote call's approval prompt. Token names and tool names hold no spaces. @internal */
 export function callerLabel(tool: string, caller: Pick<CallerInfo, "tokenName" | "client">): string {

@@ -23,6 +23,8 @@ export interface HostTool {
 	approval?: unknown;
 	/** The host's loop passes such a tool's arguments through even when they fail its schema. */
 	lenientArgValidation?: boolean;
+	/** The lines the host's approval prompt shows under `Allow tool: <name>` (omp `formatApprovalPrompt`). */
+	formatApprovalDetails?(args: unknown): unknown;
 	execute(
 		toolCallId: string,
 		params: unknown,

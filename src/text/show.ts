@@ -51,3 +51,60 @@ export const showLinesSafely = (text: string): string =>
 		.split("\n")
 		.map(line => showSafely(line))
 		.join("\n");
+
+/**
+ * Caller text as one line that reads back to exactly its bytes (contract §19): as it is when it holds no
+ * hidden character, no backslash and does not start with `"`; otherwise as a JSON string (backslashes
+ * doubled, line breaks as `\n`) with every other hidden character escaped as above.
+ */
+export function showExactly(text: string): string {
+	if (!HIDDEN.test(text) && !text.includes("\\") && !text.startsWith('"')) return text;
+	return quoted(text);
+}
+
+const quoted = (text: string): string => showSafely(JSON.stringify(text));
+
+/** Code points of `text` from `from` (forward) or up to `from` (backward) whose quoted form fits `budget`. */
+function takeFitting(text: string, budget: number, backward: boolean): string {
+	const taken: string[] = [];
+	let used = 0;
+	let i = backward ? text.length : 0;
+	while (backward ? i > 0 : i < text.length) {
+		const cp = backward ? (text.codePointAt(i - 2) ?? 0) : (text.codePointAt(i) ?? 0);
+		// A pair is one code point; a lone surrogate is one unit.
+		const pair = backward ? i >= 2 && cp > 0xffff : cp > 0xffff;
+		const ch = backward ? text.slice(i - (pair ? 2 : 1), i) : text.slice(i, i + (pair ? 2 : 1));
+		const cost = quoted(ch).length - 2;
+		if (used + cost > budget) break;
+		used += cost;
+		taken.push(ch);
+		i += backward ? -ch.length : ch.length;
+	}
+	return backward ? taken.reverse().join("") : taken.join("");
+}
+
+const countCodePoints = (text: string): number => {
+	let n = 0;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+			const d = text.charCodeAt(i + 1);
+			if (d >= 0xdc00 && d <= 0xdfff) i++;
+		}
+		n++;
+	}
+	return n;
+};
+
+/**
+ * `showExactly` within about `max` characters: a longer text keeps its start and its end, each quoted,
+ * with the count of characters between them that are not shown (`"start" … 1,234 characters not shown … "end"`).
+ */
+export function showExactlyCut(text: string, max: number): string {
+	const whole = showExactly(text);
+	if (whole.length <= max) return whole;
+	const head = takeFitting(text, Math.max(8, Math.floor(max * 0.7)), false);
+	const tail = takeFitting(text, Math.max(4, max - Math.floor(max * 0.7)), true);
+	const hidden = countCodePoints(text) - countCodePoints(head) - countCodePoints(tail);
+	return `${quoted(head)} … ${hidden.toLocaleString("en-US")} characters not shown … ${quoted(tail)}`;
+}

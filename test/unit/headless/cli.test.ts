@@ -87,10 +87,9 @@ describe("readFrame", () => {
 				options: ["Approve", "Deny"],
 			}),
 		);
-		expect(f).toEqual({
-			kind: "approval",
-			prompt: { id: "7", tool: "write", details: ["Path: /tmp/w1.txt", "Content:", "one"] },
-		});
+		// Built by the host alone: its line breaks and a caller's look alike, so the rest is one exact text.
+		const rest = '"Path: /tmp/w1.txt\\nContent:\\none"';
+		expect(f).toEqual({ kind: "approval", prompt: { id: "7", tool: "write", start: rest, details: [rest] } });
 	});
 
 	test("other dialogs -> dialog (to be cancelled); notify, cancel, errors and the rest keep their meaning", () => {
@@ -120,10 +119,11 @@ describe("readFrame", () => {
 		expect(readFrame("[1,2]")).toEqual({ kind: "not_json", line: "[1,2]" });
 	});
 
-	test("a title without 'Allow tool:' keeps every line as detail", () => {
+	test("a title without 'Allow tool:' -> all of it one exactly-shown detail", () => {
 		expect(parseApprovalTitle("Run it?\nCommand: ls")).toEqual({
 			tool: "(unnamed tool)",
-			details: ["Run it?", "Command: ls"],
+			start: '"Run it?\\nCommand: ls"',
+			details: ['"Run it?\\nCommand: ls"'],
 		});
 	});
 
@@ -220,8 +220,18 @@ function setup(mode: "ask" | "deny" | "approve" = "ask", timeoutMs = 60_000) {
 	return { approver, input, timers, fireAll, screen: () => screen };
 }
 
-const bash: ApprovalPrompt = { id: "p1", tool: "bash", details: ["Command: rm -rf build"] };
-const write: ApprovalPrompt = { id: "p2", tool: "write", details: ["Path: /tmp/out.txt", "Content:", "x"] };
+const bash: ApprovalPrompt = {
+	id: "p1",
+	tool: "bash",
+	start: "Command: rm -rf build",
+	details: ["Command: rm -rf build"],
+};
+const write: ApprovalPrompt = {
+	id: "p2",
+	tool: "write",
+	start: "Path: /tmp/out.txt",
+	details: ["Path: /tmp/out.txt", "Content:", "x"],
+};
 /** Lets the approver's reader take the pushed input (one macrotask). */
 const tick = () => new Promise(r => setTimeout(r, 0));
 
@@ -316,14 +326,14 @@ describe("Approver", () => {
 		expect(await approver.decide(bash)).toEqual({ value: "Deny", reason: "terminal input closed" });
 	});
 
-	test("long details: 40 lines shown, then a marker; a long line cut only with a marker counting the rest", () => {
+	test("long details: 80 rows shown, then a marker; a long line cut only with a marker counting the rest", () => {
 		const s = setup();
-		const details = Array.from({ length: 50 }, (_, i) => `${i}:${"x".repeat(300)}`);
+		const details = Array.from({ length: 90 }, (_, i) => `${i}:${"x".repeat(300)}`);
 		details[1] = `1:${"y".repeat(5000)}`;
-		void s.approver.decide({ id: "big", tool: "write", details });
-		expect(s.screen()).toContain(`  39:${"x".repeat(300)}\n`);
+		void s.approver.decide({ id: "big", tool: "write", start: "", details });
+		expect(s.screen()).toContain(`  79:${"x".repeat(300)}\n`);
 		expect(s.screen()).toContain(`  1:${"y".repeat(3998)}… 1002 more characters\n`);
-		expect(s.screen()).not.toContain("40:x");
+		expect(s.screen()).not.toContain("80:x");
 		expect(s.screen()).toContain("… 10 more lines");
 	});
 
@@ -332,6 +342,7 @@ describe("Approver", () => {
 		const evil: ApprovalPrompt = {
 			id: "evil",
 			tool: "bash\x1b[2K",
+			start: "Command: touch /tmp/pwned\rCommand: ls -la \x1b[2K\u009b1K\u202edwp",
 			details: ["Command: touch /tmp/pwned\rCommand: ls -la \x1b[2K\u009b1K\u202edwp"],
 			caller: { tokenName: "ci", client: "x\u2066y" },
 		};

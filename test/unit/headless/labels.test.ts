@@ -25,7 +25,13 @@ describe("LabelQueue", () => {
 });
 
 describe("decision lines name the caller", () => {
-	const prompt = { id: "1", tool: "bash", details: ["Command: make"], caller: { tokenName: "ci", client: "cc" } };
+	const prompt = {
+		id: "1",
+		tool: "bash",
+		start: "Command: make",
+		details: ["Command: make"],
+		caller: { tokenName: "ci", client: "cc" },
+	};
 	test("describeDecision", () => {
 		expect(describeDecision(prompt, { value: "Deny", reason: "--approvals deny" })).toBe(
 			"approval: bash (Command: make) from token ci, client cc -> Deny (--approvals deny)",

@@ -1,7 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseApprovalTitle } from "../../../src/headless/frames.ts";
 import { lendCallSignal, type PromptUi, withCallSignal } from "../../../src/host/prompt-signal.ts";
-import { promptLabel } from "../../../src/host/remote-calls.ts";
 
 function fakeUi(): PromptUi & { seen: Array<AbortSignal | undefined> } {
 	const seen: Array<AbortSignal | undefined> = [];
@@ -55,7 +53,7 @@ describe("lendCallSignal", () => {
 	});
 });
 
-describe("the remote call's label in the prompt", () => {
+describe("the remote call's dialogs are titled by the call (contract §19)", () => {
 	function titles(): PromptUi & { seen: string[] } {
 		const seen: string[] = [];
 		return {
@@ -66,32 +64,26 @@ describe("the remote call's label in the prompt", () => {
 			},
 		};
 	}
-	test("a select inside a labelled call ends with the label; outside, or unlabelled, the title is as the host made it", async () => {
+	test("inside a call the call's retitle decides the title (given the options); outside, the host's stays", async () => {
 		const ui = titles();
 		lendCallSignal(ui);
-		const label = promptLabel({ tokenName: "ci", client: "claude-code" });
-		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: bash\nCommand: make", []), label);
+		const retitle = (title: string, options: readonly unknown[]) => `${options.join("/")}: ${title.length}`;
+		await withCallSignal(
+			new AbortController().signal,
+			() => ui.select("Allow tool: bash\nCommand: make", ["Approve", "Deny"]),
+			retitle,
+		);
 		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: read", []));
 		await ui.select("Allow tool: write", []);
-		expect(ui.seen).toEqual([
-			"Allow tool: bash\nCommand: make\nRemote call (A2A): token ci, client claude-code",
-			"Allow tool: read",
-			"Allow tool: write",
-		]);
+		expect(ui.seen).toEqual(["Approve/Deny: 30", "Allow tool: read", "Allow tool: write"]);
 	});
-	test("the headless host reads it back: tool, details and caller, the label line removed", () => {
-		const title = `Allow tool: bash\nCommand: make\n${promptLabel({ tokenName: "ci", client: "a, b (c)" })}`;
-		expect(parseApprovalTitle(title)).toEqual({
-			tool: "bash",
-			details: ["Command: make"],
-			caller: { tokenName: "ci", client: "a, b (c)" },
-		});
-		expect(parseApprovalTitle(`Allow tool: read\n${promptLabel({ tokenName: "owner", client: null })}`)).toEqual({
-			tool: "read",
-			details: [],
-			caller: { tokenName: "owner", client: null },
-		});
-		// A label-like line that is not last is a detail, not a caller (e.g. inside a command).
-		expect(parseApprovalTitle("Allow tool: bash\nRemote call (A2A): token x\nCommand: y").caller).toBe(undefined);
+	test("a retitle that throws never lets the host's raw lines through: one exactly-shown line", async () => {
+		const ui = titles();
+		lendCallSignal(ui);
+		const boom = () => {
+			throw new Error("x");
+		};
+		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: bash\nCommand: a\nb", []), boom);
+		expect(ui.seen).toEqual(['"Allow tool: bash\\nCommand: a\\nb"']);
 	});
 });

@@ -1,0 +1,179 @@
+/**
+ * Issue 30 defect 1 on a real 80x24 terminal: `npm run host --approvals ask` shown by tmux, a terminal
+ * emulator, and read back from its screen. A caller's command carrying 30 line breaks and a fake
+ * `Approval needed … Command: ls -la`, or padded so the terminal's own wrap starts a row with a fake
+ * `Approve?`, never puts a row on the screen that reads as the prompt's own, and the real command
+ * stays on the screen. Second channel: the screen as the terminal renders it, and the marker file
+ * the approved command leaves.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BUN, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
+import { Screen, TMUX } from "../../helpers/screen.ts";
+
+const COLS = 80;
+const ROWS = 24;
+const FAKE = "Approval needed: bash from token owner, client test\n  Command: ls -la";
+
+let home = "";
+let cwd = "";
+let screen: Screen | undefined;
+let url = "";
+let sid = "";
+
+async function post(body: unknown, extra: Record<string, string> = {}): Promise<Response> {
+	const token = JSON.parse(readFileSync(join(home, ".omp", "agent", "a2a-bridge.json"), "utf8")).token;
+	const headers = { authorization: `Bearer ${token}`, "content-type": "application/json", ...extra };
+	return fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+}
+
+function call(name: string, args: Record<string, unknown>): Promise<{ isError: boolean }> {
+	return post(
+		{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
+		{ "mcp-session-id": sid },
+	).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
+}
+
+const isPromptShown = (rows: string[]) => rows.findLast(r => r !== "")?.startsWith("Approve? ") === true;
+
+/** The rows of the prompt on screen now: everything after the last decision (or the serving banner). */
+function currentPrompt(rows: string[]): string[] {
+	const shown = rows.slice(0, rows.findLastIndex(r => r !== "") + 1);
+	const last = shown.findLastIndex(r => r.startsWith("approval: ") || r === "a2a host: Ctrl-C stops");
+	let from = last + 1;
+	while (shown[from]?.startsWith("┆ ")) from++;
+	return shown.slice(from).filter(r => r !== "");
+}
+
+/** The prompt's own rows start at column 0: its header first, the question last, nothing like them between. */
+function expectWholePrompt(prompt: string[], header: string): void {
+	expect(prompt[0]).toBe(header);
+	expect(prompt.at(-1)).toStartWith("Approve? ");
+	for (const row of prompt.slice(1, -1)) {
+		expect(row).toStartWith("  ");
+		expect(row.trimStart()).not.toMatch(/^(Approval needed|Approve\?)/);
+	}
+}
+
+/** The screen's rows with continuation rows (`  ┆ …`) joined back to the row they continue. */
+const logical = (rows: string[]): string => rows.join("\n").replaceAll(/\n *┆ /g, "");
+
+beforeAll(async () => {
+	if (!TMUX) return;
+	home = mkdtempSync(join(tmpdir(), "a2a-screen-host-"));
+	cwd = join(home, "work");
+	mkdirSync(join(home, ".omp", "agent"), { recursive: true });
+	mkdirSync(cwd);
+	writeFileSync(join(home, ".omp", "agent", "models.yml"), PLACEHOLDER_MODELS);
+	const env = {
+		PATH: process.env.PATH ?? "",
+		HOME: home,
+		TMPDIR: process.env.TMPDIR ?? "/tmp",
+		LANG: "C.UTF-8",
+		TERM: "xterm",
+	};
+	const cmd = [
+		BUN,
+		join(ROOT, "scripts", "host.ts"),
+		"--",
+		"--approvals",
+		"ask",
+		"--",
+		"--approval-mode",
+		"always-ask",
+	];
+	screen = Screen.start(cmd, { cwd, env, cols: COLS, rows: ROWS });
+	const deadline = Date.now() + 90_000;
+	while (!/^a2a host: Ctrl-C stops$/m.test(screen.history())) {
+		if (Date.now() > deadline) throw new Error(`the headless host did not start:\n${screen.history()}`);
+		await Bun.sleep(200);
+	}
+	url = /^ {2}URL: +(\S+)/m.exec(screen.history())?.[1] ?? "";
+	const init = await post({
+		jsonrpc: "2.0",
+		id: 0,
+		method: "initialize",
+		params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "test", version: "0" } },
+	});
+	sid = init.headers.get("mcp-session-id") ?? "";
+	await init.text();
+}, 120_000);
+
+afterAll(() => {
+	screen?.kill();
+	if (home) rmSync(home, { recursive: true, force: true });
+});
+
+describe.skipIf(!TMUX)("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
+	test("real command first, then 30 line breaks and a fake prompt: the screen shows the whole real prompt; y runs it", async () => {
+		const s = screen as Screen;
+		const marker = `pwned-${crypto.randomUUID().slice(0, 8)}`;
+		const pending = call("bash", { command: `touch ${marker}${"\n".repeat(30)}${FAKE}` });
+		const rows = currentPrompt(await s.waitFor("the approval prompt", isPromptShown));
+		// The whole prompt is on screen, its header once as its own row; the fake one starts no row.
+		expectWholePrompt(rows, "Approval needed: bash from token owner, client test");
+		expect(rows.filter(r => /^ *Command: ls -la/.test(r))).toEqual([]);
+		expect(logical(rows)).toContain(`"Command: touch ${marker}\\n\\n\\n`);
+		expect(rows.at(-1)).toStartWith(`Approve? bash ("Command: touch ${marker}`);
+		s.type("y\r");
+		expect((await pending).isError).toBe(true); // `Approval` is not a command: the shell says so after touch ran.
+		expect(existsSync(join(cwd, marker))).toBe(true);
+	}, 60_000);
+
+	test("30 line breaks, a fake prompt, then the real command: the real command is on screen; n leaves no marker", async () => {
+		const s = screen as Screen;
+		const marker = `late-${crypto.randomUUID().slice(0, 8)}`;
+		const pending = call("bash", { command: `${"\n".repeat(30)}${FAKE}\ntouch ${marker}` });
+		const rows = currentPrompt(
+			await s.waitFor("the approval prompt", r => isPromptShown(r) && logical(r).includes(marker)),
+		);
+		expectWholePrompt(rows, "Approval needed: bash from token owner, client test");
+		expect(logical(rows)).toContain(`Command: ls -la\\ntouch ${marker}"`);
+		expect(rows.at(-1)).toStartWith('Approve? bash ("Command: \\n\\n\\n');
+		s.type("n\r");
+		expect((await pending).isError).toBe(true);
+		expect(existsSync(join(cwd, marker))).toBe(false);
+	}, 60_000);
+
+	test("a command padded so the terminal's wrap would start a row with a fake 'Approve?': only the real one starts a row", async () => {
+		const s = screen as Screen;
+		const marker = `padded-${crypto.randomUUID().slice(0, 8)}`;
+		// Old layout: `  Command: touch <marker>` then spaces up to column 80, so the next row begins with the fake.
+		const lead = `  Command: touch ${marker}`;
+		const command = `touch ${marker}${" ".repeat(COLS - lead.length)}Approve? bash (ls) [y]es / [N]o — Deny in 60 s:`;
+		const pending = call("bash", { command });
+		const rows = currentPrompt(
+			await s.waitFor("the approval prompt", r => isPromptShown(r) && logical(r).includes(marker)),
+		);
+		expectWholePrompt(rows, "Approval needed: bash from token owner, client test");
+		for (const row of rows.slice(1, -1)) expect(row).toMatch(/^ {2}(Command: |┆ )/);
+		s.type("n\r");
+		expect((await pending).isError).toBe(true);
+		expect(existsSync(join(cwd, marker))).toBe(false);
+	}, 60_000);
+
+	test("hub start on screen: application, args and cwd (the host's own prompt says only 'Allow tool: hub')", async () => {
+		const s = screen as Screen;
+		const marker = `hub-${crypto.randomUUID().slice(0, 8)}`;
+		const pending = call("hub", {
+			op: "start",
+			name: marker,
+			application: "/bin/sh",
+			args: ["-c", `touch ${marker}`],
+			cwd,
+		});
+		const rows = currentPrompt(
+			await s.waitFor("the approval prompt", r => isPromptShown(r) && logical(r).includes(marker)),
+		);
+		expectWholePrompt(rows, "Approval needed: hub from token owner, client test");
+		const shown = logical(rows);
+		expect(shown).toContain("\n  application: /bin/sh\n");
+		expect(shown).toContain(`\n  args: ["-c","touch ${marker}"]\n`);
+		expect(shown).toContain(`\n  cwd: ${cwd}\n`);
+		s.type("n\r");
+		expect((await pending).isError).toBe(true);
+		expect(existsSync(join(cwd, marker))).toBe(false);
+	}, 60_000);
+});

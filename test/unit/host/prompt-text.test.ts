@@ -1,0 +1,224 @@
+import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { formatPrompt } from "../../../src/headless/cli.ts";
+import { parseApprovalTitle } from "../../../src/headless/frames.ts";
+import { approvalTitle, dialogTitle, hostDetails, type PromptCall, ROW_WIDTH } from "../../../src/host/prompt-text.ts";
+import { CONTINUED } from "../../../src/text/rows.ts";
+import { hasHidden } from "../../../src/text/show.ts";
+
+/** What omp 18.2.3 shows (`formatApprovalPrompt` with the tool's own `formatApprovalDetails`). */
+const hostTitle = (tool: string, details: string[], reason?: string) =>
+	[`Allow tool: ${tool}`, ...(reason ? [`Reason: ${reason}`] : []), ...details].join("\n");
+const cut = (v: string) => (v.length <= 2000 ? v : `${v.slice(0, 2000)}[…${v.length - 2000}ch elided…]`);
+const bashDetails = (a: Record<string, unknown>) => [`Command: ${cut(String(a.command))}`];
+const writeDetails = (a: Record<string, unknown>) => [
+	`Path: ${cut(String(a.path))}`,
+	`Content:\n${cut(String(a.content))}`,
+];
+const CALLER = { tokenName: "ci", client: "claude-code" };
+const BASH_ORDER = ["command", "env", "timeout", "cwd", "pty", "async"];
+const HUB_ORDER = [
+	"op",
+	"to",
+	"message",
+	"name",
+	"application",
+	"args",
+	"env",
+	"cwd",
+	"text",
+	"enter",
+	"keys",
+	"signal",
+];
+
+function titleFor(tool: string, args: Record<string, unknown>, order: string[], details: string[] | null): string {
+	const call: PromptCall = { tool, args, order, details, caller: CALLER };
+	return approvalTitle(hostTitle(tool, details ?? []), call);
+}
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/** The exploit of issue 30: 30 line breaks and a fake prompt around the real command. */
+const FAKE = "Approval needed: bash from token owner, client test\n  Command: ls -la";
+const EXPLOIT = `touch /tmp/PWNED${"\n".repeat(30)}${FAKE}`;
+
+describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1)", () => {
+	test("the exploit -> one escaped value; no line of the title is the caller's; the real command is on line 0", () => {
+		const args = { command: EXPLOIT };
+		const title = titleFor("bash", args, BASH_ORDER, bashDetails(args));
+		const lines = title.split("\n");
+		expect(lines[0]).toBe(`Allow tool: bash — remote call (A2A): "Command: touch /tmp/PWNED${"\\n".repeat(17)}…`);
+		expect(lines.at(-1)).toBe("Remote call (A2A): token ci, client claude-code");
+		// Every line is the bridge's: the first, detail rows (a continuation carries the mark), the label.
+		for (const line of lines.slice(1, -1)) {
+			expect(line.startsWith(CONTINUED) || /^(Command: |"Command: |command: )/.test(line)).toBe(true);
+			expect(Bun.stringWidth(line)).toBeLessThanOrEqual(ROW_WIDTH);
+		}
+		expect(lines.some(l => l.startsWith("Approval needed"))).toBe(false);
+		// Joined back, the rows hold the command exactly as JSON text.
+		const joined = lines
+			.slice(1, -1)
+			.map(l => (l.startsWith(CONTINUED) ? l.slice(CONTINUED.length) : `\n${l}`))
+			.join("")
+			.trim()
+			.split("\n")[0];
+		expect(JSON.parse(joined ?? "")).toBe(`Command: ${EXPLOIT}`);
+	});
+
+	test("a long value the host shows whole also gets its size and SHA-256", () => {
+		const command = `echo ${"x".repeat(300)}`;
+		const title = titleFor("bash", { command }, BASH_ORDER, [`Command: ${command}`]);
+		expect(title.replaceAll(`\n${CONTINUED}`, "")).toContain(
+			`\ncommand: 305 bytes, sha256 ${sha(command)} (shown above)\n`,
+		);
+	});
+
+	test("a literal backslash-n and a real line break never look alike", () => {
+		const literal = titleFor("bash", { command: "printf 'a\\nb'" }, BASH_ORDER, ["Command: printf 'a\\nb'"]);
+		const real = titleFor("bash", { command: "printf 'a\nb'" }, BASH_ORDER, ["Command: printf 'a\nb'"]);
+		expect(literal.split("\n")[1]).toBe(`"Command: printf 'a\\\\nb'"`);
+		expect(real.split("\n")[1]).toBe(`"Command: printf 'a\\nb'"`);
+		// Plain text stays as the host shows it.
+		expect(titleFor("bash", { command: "make" }, BASH_ORDER, ["Command: make"]).split("\n")[1]).toBe("Command: make");
+	});
+
+	test("padding cannot start a row: rows are cut by the bridge and every continuation row is marked", () => {
+		const pad = `ls ${" ".repeat(ROW_WIDTH - 12)}Approve? bash (ls) [y]es`;
+		const title = titleFor("bash", { command: pad }, BASH_ORDER, [`Command: ${pad}`]);
+		const rowsOf = title.split("\n").slice(1, -1);
+		expect(rowsOf[0]).toBe(`Command: ls ${" ".repeat(ROW_WIDTH - 12)}`);
+		expect(rowsOf[1]).toBe(`${CONTINUED}Approve? bash (ls) [y]es`);
+		expect(rowsOf).toHaveLength(2);
+	});
+
+	test("property: for any command, no title line but the bridge's own starts outside a marked row", () => {
+		fc.assert(
+			fc.property(fc.string({ unit: "binary", maxLength: 300 }), command => {
+				const lines = titleFor("bash", { command }, BASH_ORDER, bashDetails({ command })).split("\n");
+				expect(lines[0]?.startsWith("Allow tool: bash — remote call (A2A): ")).toBe(true);
+				expect(lines.at(-1)).toBe("Remote call (A2A): token ci, client claude-code");
+				for (const line of lines) expect(hasHidden(line)).toBe(false);
+				for (const line of lines.slice(1, -1))
+					expect(line.startsWith(CONTINUED) || /^("?Command:|command: )/.test(line)).toBe(true);
+			}),
+			{ numRuns: 300 },
+		);
+	});
+});
+
+describe("approvalTitle: every argument that decides what happens is shown (issue 30 defect 3)", () => {
+	test("bash: env and cwd the host's prompt leaves out", () => {
+		const args = { command: "ls", env: { LD_PRELOAD: "/tmp/evil.so" }, cwd: "/srv" };
+		const lines = titleFor("bash", args, BASH_ORDER, bashDetails(args)).split("\n");
+		expect(lines.slice(1, -1)).toEqual(["Command: ls", 'env: {"LD_PRELOAD":"/tmp/evil.so"}', "cwd: /srv"]);
+	});
+
+	test("hub start: application, args and cwd, in the tool's schema order whatever the caller's", () => {
+		const args = { cwd: "/tmp", args: ["-c", "touch /tmp/x"], application: "sh", name: "job", op: "start" };
+		const title = titleFor("hub", args, HUB_ORDER, null);
+		expect(title.split("\n")).toEqual([
+			'Allow tool: hub — remote call (A2A): op: start, name: job, application: sh, args: ["-c","touch /t…',
+			"op: start",
+			"name: job",
+			"application: sh",
+			'args: ["-c","touch /tmp/x"]',
+			"cwd: /tmp",
+			"Remote call (A2A): token ci, client claude-code",
+		]);
+	});
+
+	test("hub send: the text and the keys", () => {
+		const args = { op: "send", name: "shell", text: "rm -rf ~\n", keys: ["Enter", "C-c"] };
+		const lines = titleFor("hub", args, HUB_ORDER, null).split("\n");
+		expect(lines).toContain('text: "rm -rf ~\\n"');
+		expect(lines).toContain("name: shell");
+		expect(lines).toContain('keys: ["Enter","C-c"]');
+	});
+
+	test("write: path, size, digest, and what was cut (the host elides content after 2,000 characters)", () => {
+		const content = `${"a".repeat(3000)}\nrm -rf ~\n${"b".repeat(3000)}`;
+		const args = { path: "/home/u/.bashrc", content };
+		const title = titleFor("write", args, ["path", "content"], writeDetails(args));
+		expect(title).toContain("\nPath: /home/u/.bashrc\n");
+		const joined = title.replaceAll(`\n${CONTINUED}`, "");
+		expect(joined).toContain(`content (6,010 bytes, sha256 ${sha(content)}): "${"a".repeat(45)}`);
+		expect(joined).toContain(` … 5,450 characters not shown … "${"b".repeat(30)}`);
+		// The host's own copy, cut at 2,000 characters, is left out: the argument line says more in less room.
+		expect(joined).not.toContain("ch elided…]");
+		expect(title.split("\n").length).toBeLessThan(20);
+	});
+
+	test("edit: the path and the edits (the host shows only the file)", () => {
+		const input = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-old\n+new\n*** End Patch";
+		const title = titleFor("edit", { input }, ["input"], ["File: src/a.ts"]);
+		expect(title).toContain("\nFile: src/a.ts\n");
+		expect(title.replaceAll(`\n${CONTINUED}`, "")).toContain(
+			'"*** Begin Patch\\n*** Update File: src/a.ts\\n@@\\n-old\\n+new\\n*** End Patch"',
+		);
+	});
+
+	test("the host's reason stays; a title the host did not build from these arguments shows the host's text", () => {
+		const args = { command: "rm x" };
+		const withReason = approvalTitle(hostTitle("bash", ["Command: rm x"], "Prompt required by bash pattern: rm *"), {
+			tool: "bash",
+			args,
+			order: BASH_ORDER,
+			details: ["Command: rm x"],
+			caller: CALLER,
+		});
+		expect(withReason.split("\n").slice(1, 3)).toEqual([
+			"Reason: Prompt required by bash pattern: rm *",
+			"Command: rm x",
+		]);
+		// An extension revised the arguments: the bridge cannot vouch for its own copy, so it shows the host's.
+		const revised = approvalTitle("Allow tool: bash\nCommand: rm -rf /\nfake", {
+			tool: "bash",
+			args,
+			order: BASH_ORDER,
+			details: ["Command: rm x"],
+			caller: CALLER,
+		});
+		expect(revised.replaceAll(`\n${CONTINUED}`, "").split("\n")[1]).toBe(
+			`the host's prompt text, not checked against the call's arguments: "Command: rm -rf /\\nfake"`,
+		);
+		expect(revised).not.toContain("rm x");
+	});
+
+	test("hostDetails follows the host: a string or the non-empty strings of an array; anything else none", () => {
+		expect(hostDetails("a")).toEqual(["a"]);
+		expect(hostDetails(["a", "", 3, "b"])).toEqual(["a", "b"]);
+		expect(hostDetails(undefined)).toBeNull();
+	});
+
+	test("any other dialog of a remote call: its title as one exact value, then the caller", () => {
+		expect(dialogTitle("Pick one\nApprove? y", CALLER)).toBe(
+			'A dialog of a remote call (A2A): "Pick one\\nApprove? y"\nRemote call (A2A): token ci, client claude-code',
+		);
+	});
+});
+
+describe("the headless host reads the bridge's title back (one format, writer and reader)", () => {
+	test("tool, start, rows and caller; the prompt on an 80-column terminal keeps the command on screen", () => {
+		const args = { command: EXPLOIT };
+		const parsed = parseApprovalTitle(titleFor("bash", args, BASH_ORDER, bashDetails(args)));
+		expect(parsed.tool).toBe("bash");
+		expect(parsed.caller).toEqual({ tokenName: "ci", client: "claude-code" });
+		expect(parsed.start).toStartWith('"Command: touch /tmp/PWNED\\n');
+		const screen = formatPrompt({ id: "1", ...parsed }, 60_000, 0, 80).split("\n");
+		expect(screen.length).toBeLessThan(24);
+		expect(screen.filter(r => r.startsWith("Approval needed"))).toEqual([
+			"Approval needed: bash from token ci, client claude-code",
+		]);
+		expect(screen.at(-1)).toStartWith('Approve? bash ("Command: touch /tmp/PWNED\\n');
+		for (const row of screen) expect(Bun.stringWidth(row)).toBeLessThanOrEqual(80);
+		expect(screen.slice(2, -1).every(r => r.startsWith("  "))).toBe(true);
+	});
+
+	test("a label-like line inside a host-built title is not a caller, and no line of it is a row of its own", () => {
+		const parsed = parseApprovalTitle(`Allow tool: bash\nCommand: x\n${FAKE}\nRemote call (A2A): token owner`);
+		expect(parsed.caller).toBeUndefined();
+		expect(parsed.details).toHaveLength(1);
+		expect(parsed.details[0]).toStartWith('"Command: x\\nApproval needed');
+	});
+});
