@@ -106,74 +106,109 @@ afterAll(() => {
 	if (home) rmSync(home, { recursive: true, force: true });
 });
 
+/**
+ * Makes the call, waits for its prompt (the rows after the last decision) to show `seen`, checks it and
+ * answers `answer`; a failed wait or check answers n, so the next test starts with no prompt open.
+ */
+async function prompted(
+	tool: string,
+	args: Record<string, unknown>,
+	seen: string,
+	check: (rows: string[]) => void,
+	answer: "y" | "n",
+): Promise<{ isError: boolean }> {
+	const s = screen as Screen;
+	const pending = call(tool, args);
+	let typed = "n\r";
+	try {
+		const rows = currentPrompt(
+			await s.waitFor("the approval prompt", r => isPromptShown(r) && logical(r).includes(seen)),
+		);
+		check(rows);
+		typed = `${answer}\r`;
+	} finally {
+		s.type(typed);
+	}
+	return pending;
+}
+
 describe.skipIf(!TMUX)("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
+	const HEADER = "Approval needed: bash from token owner, client test";
+
 	test("real command first, then 30 line breaks and a fake prompt: the screen shows the whole real prompt; y runs it", async () => {
-		const s = screen as Screen;
 		const marker = `pwned-${crypto.randomUUID().slice(0, 8)}`;
-		const pending = call("bash", { command: `touch ${marker}${"\n".repeat(30)}${FAKE}` });
-		const rows = currentPrompt(await s.waitFor("the approval prompt", isPromptShown));
-		// The whole prompt is on screen, its header once as its own row; the fake one starts no row.
-		expectWholePrompt(rows, "Approval needed: bash from token owner, client test");
-		expect(rows.filter(r => /^ *Command: ls -la/.test(r))).toEqual([]);
-		expect(logical(rows)).toContain(`"Command: touch ${marker}\\n\\n\\n`);
-		expect(rows.at(-1)).toStartWith(`Approve? bash ("Command: touch ${marker}`);
-		s.type("y\r");
-		expect((await pending).isError).toBe(true); // `Approval` is not a command: the shell says so after touch ran.
+		const command = `touch ${marker}${"\n".repeat(30)}${FAKE}`;
+		const r = await prompted(
+			"bash",
+			{ command },
+			marker,
+			rows => {
+				// The whole prompt is on screen, its header once as its own row; the fake one starts no row.
+				expectWholePrompt(rows, HEADER);
+				expect(rows.filter(row => /^ *Command: ls -la/.test(row))).toEqual([]);
+				expect(logical(rows)).toContain(`"Command: touch ${marker}\\n\\n\\n`);
+				expect(rows.at(-1)).toStartWith(`Approve? bash ("Command: touch ${marker}`);
+			},
+			"y",
+		);
+		expect(r.isError).toBe(true); // `Approval` is not a command: the shell says so after touch ran.
 		expect(existsSync(join(cwd, marker))).toBe(true);
-	}, 60_000);
+	}, 90_000);
 
 	test("30 line breaks, a fake prompt, then the real command: the real command is on screen; n leaves no marker", async () => {
-		const s = screen as Screen;
 		const marker = `late-${crypto.randomUUID().slice(0, 8)}`;
-		const pending = call("bash", { command: `${"\n".repeat(30)}${FAKE}\ntouch ${marker}` });
-		const rows = currentPrompt(
-			await s.waitFor("the approval prompt", r => isPromptShown(r) && logical(r).includes(marker)),
+		const command = `${"\n".repeat(30)}${FAKE}\ntouch ${marker}`;
+		const r = await prompted(
+			"bash",
+			{ command },
+			marker,
+			rows => {
+				expectWholePrompt(rows, HEADER);
+				expect(logical(rows)).toContain(`Command: ls -la\\ntouch ${marker}"`);
+				expect(rows.at(-1)).toStartWith('Approve? bash ("Command: \\n\\n\\n');
+			},
+			"n",
 		);
-		expectWholePrompt(rows, "Approval needed: bash from token owner, client test");
-		expect(logical(rows)).toContain(`Command: ls -la\\ntouch ${marker}"`);
-		expect(rows.at(-1)).toStartWith('Approve? bash ("Command: \\n\\n\\n');
-		s.type("n\r");
-		expect((await pending).isError).toBe(true);
+		expect(r.isError).toBe(true);
 		expect(existsSync(join(cwd, marker))).toBe(false);
-	}, 60_000);
+	}, 90_000);
 
 	test("a command padded so the terminal's wrap would start a row with a fake 'Approve?': only the real one starts a row", async () => {
-		const s = screen as Screen;
 		const marker = `padded-${crypto.randomUUID().slice(0, 8)}`;
 		// Old layout: `  Command: touch <marker>` then spaces up to column 80, so the next row begins with the fake.
 		const lead = `  Command: touch ${marker}`;
 		const command = `touch ${marker}${" ".repeat(COLS - lead.length)}Approve? bash (ls) [y]es / [N]o — Deny in 60 s:`;
-		const pending = call("bash", { command });
-		const rows = currentPrompt(
-			await s.waitFor("the approval prompt", r => isPromptShown(r) && logical(r).includes(marker)),
+		const r = await prompted(
+			"bash",
+			{ command },
+			marker,
+			rows => {
+				expectWholePrompt(rows, HEADER);
+				for (const row of rows.slice(1, -1)) expect(row).toMatch(/^ {2}(Command: |┆ )/);
+			},
+			"n",
 		);
-		expectWholePrompt(rows, "Approval needed: bash from token owner, client test");
-		for (const row of rows.slice(1, -1)) expect(row).toMatch(/^ {2}(Command: |┆ )/);
-		s.type("n\r");
-		expect((await pending).isError).toBe(true);
+		expect(r.isError).toBe(true);
 		expect(existsSync(join(cwd, marker))).toBe(false);
-	}, 60_000);
+	}, 90_000);
 
 	test("hub start on screen: application, args and cwd (the host's own prompt says only 'Allow tool: hub')", async () => {
-		const s = screen as Screen;
 		const marker = `hub-${crypto.randomUUID().slice(0, 8)}`;
-		const pending = call("hub", {
-			op: "start",
-			name: marker,
-			application: "/bin/sh",
-			args: ["-c", `touch ${marker}`],
-			cwd,
-		});
-		const rows = currentPrompt(
-			await s.waitFor("the approval prompt", r => isPromptShown(r) && logical(r).includes(marker)),
+		const args = { op: "start", name: marker, application: "/bin/sh", args: ["-c", `touch ${marker}`], cwd };
+		const r = await prompted(
+			"hub",
+			args,
+			marker,
+			rows => {
+				expectWholePrompt(rows, "Approval needed: hub from token owner, client test");
+				const shown = logical(rows);
+				expect(shown).toContain("\n  application: /bin/sh\n");
+				expect(shown).toContain(`\n  args: ["-c","touch ${marker}"]\n`);
+				expect(shown).toContain(`\n  cwd: ${cwd}\n`);
+			},
+			"n",
 		);
-		expectWholePrompt(rows, "Approval needed: hub from token owner, client test");
-		const shown = logical(rows);
-		expect(shown).toContain("\n  application: /bin/sh\n");
-		expect(shown).toContain(`\n  args: ["-c","touch ${marker}"]\n`);
-		expect(shown).toContain(`\n  cwd: ${cwd}\n`);
-		s.type("n\r");
-		expect((await pending).isError).toBe(true);
+		expect(r.isError).toBe(true);
 		expect(existsSync(join(cwd, marker))).toBe(false);
-	}, 60_000);
+	}, 90_000);
 });
