@@ -6,8 +6,8 @@
  * escaped, and laid out in rows the terminal never wraps, so no caller text starts a row (contract §19).
  * Nothing here touches processes, the real clock or stdio.
  */
-import { CONTINUED, rows } from "../text/rows.ts";
-import { showSafely } from "../text/show.ts";
+import { rows } from "../text/rows.ts";
+import { showSafely, withoutCutEscape } from "../text/show.ts";
 import type { ApprovalsMode } from "./args.ts";
 import type { ApprovalPrompt } from "./frames.ts";
 
@@ -33,8 +33,8 @@ export interface ApproverOptions {
 	width?: () => number;
 }
 
-/** The bridge keeps a prompt near this; a longer one is cut with a count (the Approve? line names it still). */
-const MAX_DETAIL_ROWS = 80;
+/** Detail lines shown at most; the bridge shows about one per argument (the Approve? line names the start still). */
+const MAX_DETAIL_LINES = 40;
 /** A title the host built alone is cut at 2,000 characters; escapes may lengthen it. */
 const MAX_DETAIL_CHARS = 4000;
 const MAX_DECISION_DETAIL = 160;
@@ -65,7 +65,7 @@ function fitColumns(text: string, columns: number): string {
 		if (Bun.stringWidth(`${out}${ch}…`) > columns) break;
 		out += ch;
 	}
-	return `${out}…`;
+	return `${withoutCutEscape(out)}…`;
 }
 
 /**
@@ -73,8 +73,9 @@ function fitColumns(text: string, columns: number): string {
  * names the tool and the start of what runs. Every line is laid out in rows of `width` columns.
  */
 export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number, width = Infinity): string {
-	const details = prompt.details.slice(0, MAX_DETAIL_ROWS).map(d => showSafely(d, MAX_DETAIL_CHARS));
-	if (prompt.details.length > MAX_DETAIL_ROWS) details.push(`… ${prompt.details.length - MAX_DETAIL_ROWS} more lines`);
+	const details = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => showSafely(d, MAX_DETAIL_CHARS));
+	if (prompt.details.length > MAX_DETAIL_LINES)
+		details.push(`… ${prompt.details.length - MAX_DETAIL_LINES} more lines`);
 	const queue = waiting > 0 ? ` (${waiting} more waiting)` : "";
 	const tool = showSafely(prompt.tool, 200);
 	const answer = `[y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `;
@@ -91,8 +92,7 @@ export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting:
 
 /** The one line printed for every decision, whatever the mode. */
 export function describeDecision(prompt: ApprovalPrompt, decision: Decision): string {
-	const lines = prompt.details.filter(d => !d.startsWith(CONTINUED)).length;
-	const more = lines > 1 ? ` +${lines - 1} more lines` : "";
+	const more = prompt.details.length > 1 ? ` +${prompt.details.length - 1} more lines` : "";
 	const what = prompt.start ? ` (${showSafely(prompt.start, MAX_DECISION_DETAIL)}${more})` : "";
 	const tool = showSafely(prompt.tool, 200);
 	return `approval: ${tool}${what}${callerText(prompt)} -> ${decision.value} (${decision.reason})`;

@@ -2,6 +2,7 @@
  * The rpc frames of the headless host (host facts §4, §10): stdout carries JSON lines, answers go back
  * as JSON lines on stdin. Pure readers and writers; `scripts/host.ts` owns the pipes.
  */
+import { CONTINUED } from "../text/rows.ts";
 import { showExactlyCut } from "../text/show.ts";
 
 export interface ApprovalPrompt {
@@ -48,12 +49,27 @@ export function parseApprovalTitle(title: string): Omit<ApprovalPrompt, "id"> {
 	if (bridge?.[1]) {
 		const label = PROMPT_LABEL.exec(lines.at(-1) ?? "");
 		const caller = label?.[1] ? { caller: { tokenName: label[1], client: label[2] ?? null } } : {};
-		return { tool: bridge[1], start: bridge[2] ?? "", details: lines.slice(1, label ? -1 : undefined), ...caller };
+		return {
+			tool: bridge[1],
+			start: bridge[2] ?? "",
+			details: joinRows(lines.slice(1, label ? -1 : undefined)),
+			...caller,
+		};
 	}
 	const m = /^Allow tool: (.+)$/.exec(lines[0] ?? "");
 	const rest = (m ? lines.slice(1) : lines).join("\n");
 	const shown = rest === "" ? "" : showExactlyCut(rest, HOST_TEXT_MAX);
 	return { tool: m?.[1] ?? "(unnamed tool)", start: shown, details: shown ? [shown] : [] };
+}
+
+/** The bridge's rows joined back into its lines (it cuts them for the TUI; the headless host lays them out itself). */
+function joinRows(rows: string[]): string[] {
+	const lines: string[] = [];
+	for (const row of rows) {
+		if (row.startsWith(CONTINUED) && lines.length > 0) lines[lines.length - 1] += row.slice(CONTINUED.length);
+		else lines.push(row);
+	}
+	return lines;
 }
 
 export function readFrame(line: string): HostFrame {

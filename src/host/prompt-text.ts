@@ -19,7 +19,7 @@
 import { createHash } from "node:crypto";
 import type { CallerInfo } from "../core/types.ts";
 import { rows } from "../text/rows.ts";
-import { showExactly, showExactlyCut, showSafely } from "../text/show.ts";
+import { cutShown, showExactly, showExactlyCut, showSafely } from "../text/show.ts";
 
 /** Narrower than an 80-column terminal less the TUI dialog's frame or the headless host's indent. */
 export const ROW_WIDTH = 72;
@@ -121,11 +121,7 @@ function argumentLines(call: PromptCall, details: readonly string[]): ArgumentLi
 	return out;
 }
 
-const startOf = (line: string | undefined): string => {
-	if (!line) return "";
-	const chars = Array.from(line);
-	return chars.length > START_MAX ? `${chars.slice(0, START_MAX).join("")}…` : line;
-};
+const startOf = (line: string | undefined): string => (line ? cutShown(line, START_MAX) : "");
 
 const layout = (lines: readonly string[]): string[] => lines.flatMap(l => rows(l, ROW_WIDTH));
 

@@ -53,13 +53,19 @@ export const showLinesSafely = (text: string): string =>
 		.join("\n");
 
 /**
- * Caller text as one line that reads back to exactly its bytes (contract §19): as it is when it holds no
- * hidden character, no backslash and does not start with `"`; otherwise as a JSON string (backslashes
- * doubled, line breaks as `\n`) with every other hidden character escaped as above.
+ * Caller text as one line that reads back to exactly its bytes (contract §19): `showSafely` with every
+ * backslash doubled first, so each backslash shown starts an escape (`\\` is a backslash, `\n` a line
+ * break) and a caller's literal `\n` never looks like a line break.
  */
-export function showExactly(text: string): string {
-	if (!HIDDEN.test(text) && !text.includes("\\") && !text.startsWith('"')) return text;
-	return quoted(text);
+export const showExactly = (text: string): string => showSafely(text.replaceAll("\\", "\\\\"));
+
+/** A cut of shown text without a last backslash that began an escape the cut removed. */
+export const withoutCutEscape = (cut: string): string => cut.replace(/(?<!\\)((?:\\\\)*)\\$/, "$1");
+
+/** `shown` (a `showExactly` result) cut at `max` characters and ending in `…`. */
+export function cutShown(shown: string, max: number): string {
+	const chars = Array.from(shown);
+	return chars.length <= max ? shown : `${withoutCutEscape(chars.slice(0, max).join(""))}…`;
 }
 
 const quoted = (text: string): string => showSafely(JSON.stringify(text));
@@ -97,8 +103,9 @@ const countCodePoints = (text: string): number => {
 };
 
 /**
- * `showExactly` within about `max` characters: a longer text keeps its start and its end, each quoted,
- * with the count of characters between them that are not shown (`"start" … 1,234 characters not shown … "end"`).
+ * `showExactly` within about `max` characters: a longer text keeps its start and its end, each quoted
+ * as a JSON string, with the count of characters between them not shown (`"start" … 1,234 characters
+ * not shown … "end"`).
  */
 export function showExactlyCut(text: string, max: number): string {
 	const whole = showExactly(text);

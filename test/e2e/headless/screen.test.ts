@@ -146,8 +146,8 @@ describe.skipIf(!TMUX)("the headless prompt on an 80x24 terminal (issue 30 defec
 				// The whole prompt is on screen, its header once as its own row; the fake one starts no row.
 				expectWholePrompt(rows, HEADER);
 				expect(rows.filter(row => /^ *Command: ls -la/.test(row))).toEqual([]);
-				expect(logical(rows)).toContain(`"Command: touch ${marker}\\n\\n\\n`);
-				expect(rows.at(-1)).toStartWith(`Approve? bash ("Command: touch ${marker}`);
+				expect(logical(rows)).toContain(`\n  Command: touch ${marker}\\n\\n\\n`);
+				expect(rows.at(-1)).toStartWith(`Approve? bash (Command: touch ${marker}`);
 			},
 			"y",
 		);
@@ -164,8 +164,8 @@ describe.skipIf(!TMUX)("the headless prompt on an 80x24 terminal (issue 30 defec
 			marker,
 			rows => {
 				expectWholePrompt(rows, HEADER);
-				expect(logical(rows)).toContain(`Command: ls -la\\ntouch ${marker}"`);
-				expect(rows.at(-1)).toStartWith('Approve? bash ("Command: \\n\\n\\n');
+				expect(logical(rows)).toContain(`Command: ls -la\\ntouch ${marker}\n`);
+				expect(rows.at(-1)).toStartWith("Approve? bash (Command: \\n\\n\\n");
 			},
 			"n",
 		);

@@ -44,12 +44,14 @@ describe("the approval title is what runs (issue 30 defects 1 and 3)", () => {
 		const command = `${"\n".repeat(30)}${fake}\ntouch ${marker}`;
 		const r = await prompted("bash", { command }, t => t.includes(marker), "Approve");
 		const lines = r.title.split("\n");
-		expect(lines[0]).toStartWith('Allow tool: bash — remote call (A2A): "Command: \\n\\n\\n');
+		expect(lines[0]).toStartWith("Allow tool: bash — remote call (A2A): Command: \\n\\n\\n");
 		expect(lines.at(-1)).toBe(LABEL);
 		// The title is the bridge's lines only: no line of it starts with the caller's text.
-		for (const line of lines.slice(1, -1)) expect(line).toMatch(/^(┆ |"Command: |command: )/);
+		for (const line of lines.slice(1, -1)) expect(line).toMatch(/^(┆ |Command: )/);
 		expect(lines.filter(l => /^ *(Approval needed|Command: ls)/.test(l))).toEqual([]);
-		expect(logical(r.title)[1]).toBe(JSON.stringify(`Command: ${command}`));
+		expect(logical(r.title)[1]).toBe(
+			`Command: ${"\\n".repeat(30)}Approval needed: bash from token owner, client test\\n  Command: ls -la\\ntouch ${marker}`,
+		);
 		// What the approver read ran: the marker is there.
 		expect(existsSync(marker)).toBe(true);
 	}, 60_000);
@@ -98,7 +100,7 @@ describe("the approval title is what runs (issue 30 defects 1 and 3)", () => {
 			"Deny",
 		);
 		const lines = logical(r.title);
-		expect(lines).toContain(`text: ${JSON.stringify(text)}`);
+		expect(lines).toContain(`text: ${text.replace("\n", "\\n")}`);
 		expect(lines).toContain('keys: ["Enter","C-c"]');
 		expect(r.isError).toBe(true);
 	}, 60_000);
@@ -124,7 +126,7 @@ describe("the approval title is what runs (issue 30 defects 1 and 3)", () => {
 		writeFileSync(path, "keep\n");
 		const input = `[${path}]\n- keep\n+ ${"changed ".repeat(3)}`;
 		const r = await prompted("edit", { input }, t => t.includes(path), "Deny");
-		expect(logical(r.title)).toContain(`input: ${JSON.stringify(input)}`);
+		expect(logical(r.title)).toContain(`input: ${input.replaceAll("\n", "\\n")}`);
 		expect(readFileSync(path, "utf8")).toBe("keep\n");
 	}, 60_000);
 });

@@ -88,7 +88,7 @@ describe("readFrame", () => {
 			}),
 		);
 		// Built by the host alone: its line breaks and a caller's look alike, so the rest is one exact text.
-		const rest = '"Path: /tmp/w1.txt\\nContent:\\none"';
+		const rest = "Path: /tmp/w1.txt\\nContent:\\none";
 		expect(f).toEqual({ kind: "approval", prompt: { id: "7", tool: "write", start: rest, details: [rest] } });
 	});
 
@@ -122,8 +122,8 @@ describe("readFrame", () => {
 	test("a title without 'Allow tool:' -> all of it one exactly-shown detail", () => {
 		expect(parseApprovalTitle("Run it?\nCommand: ls")).toEqual({
 			tool: "(unnamed tool)",
-			start: '"Run it?\\nCommand: ls"',
-			details: ['"Run it?\\nCommand: ls"'],
+			start: "Run it?\\nCommand: ls",
+			details: ["Run it?\\nCommand: ls"],
 		});
 	});
 
@@ -326,14 +326,14 @@ describe("Approver", () => {
 		expect(await approver.decide(bash)).toEqual({ value: "Deny", reason: "terminal input closed" });
 	});
 
-	test("long details: 80 rows shown, then a marker; a long line cut only with a marker counting the rest", () => {
+	test("long details: 40 lines shown, then a marker; a long line cut only with a marker counting the rest", () => {
 		const s = setup();
-		const details = Array.from({ length: 90 }, (_, i) => `${i}:${"x".repeat(300)}`);
+		const details = Array.from({ length: 50 }, (_, i) => `${i}:${"x".repeat(300)}`);
 		details[1] = `1:${"y".repeat(5000)}`;
 		void s.approver.decide({ id: "big", tool: "write", start: "", details });
-		expect(s.screen()).toContain(`  79:${"x".repeat(300)}\n`);
+		expect(s.screen()).toContain(`  39:${"x".repeat(300)}\n`);
 		expect(s.screen()).toContain(`  1:${"y".repeat(3998)}… 1002 more characters\n`);
-		expect(s.screen()).not.toContain("80:x");
+		expect(s.screen()).not.toContain("40:x");
 		expect(s.screen()).toContain("… 10 more lines");
 	});
 

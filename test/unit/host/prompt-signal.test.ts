@@ -84,6 +84,6 @@ describe("the remote call's dialogs are titled by the call (contract §19)", () 
 			throw new Error("x");
 		};
 		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: bash\nCommand: a\nb", []), boom);
-		expect(ui.seen).toEqual(['"Allow tool: bash\\nCommand: a\\nb"']);
+		expect(ui.seen).toEqual(["Allow tool: bash\\nCommand: a\\nb"]);
 	});
 });

@@ -48,11 +48,11 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 		const args = { command: EXPLOIT };
 		const title = titleFor("bash", args, BASH_ORDER, bashDetails(args));
 		const lines = title.split("\n");
-		expect(lines[0]).toBe(`Allow tool: bash — remote call (A2A): "Command: touch /tmp/PWNED${"\\n".repeat(17)}…`);
+		expect(lines[0]).toBe(`Allow tool: bash — remote call (A2A): Command: touch /tmp/PWNED${"\\n".repeat(17)}…`);
 		expect(lines.at(-1)).toBe("Remote call (A2A): token ci, client claude-code");
 		// Every line is the bridge's: the first, detail rows (a continuation carries the mark), the label.
 		for (const line of lines.slice(1, -1)) {
-			expect(line.startsWith(CONTINUED) || /^(Command: |"Command: |command: )/.test(line)).toBe(true);
+			expect(line.startsWith(CONTINUED) || /^(Command: |command: )/.test(line)).toBe(true);
 			expect(Bun.stringWidth(line)).toBeLessThanOrEqual(ROW_WIDTH);
 		}
 		expect(lines.some(l => l.startsWith("Approval needed"))).toBe(false);
@@ -63,7 +63,8 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 			.join("")
 			.trim()
 			.split("\n")[0];
-		expect(JSON.parse(joined ?? "")).toBe(`Command: ${EXPLOIT}`);
+		// Read back as the escapes say (`\\n` a line break, `\\\\` a backslash), it is the host's line exactly.
+		expect(JSON.parse(`"${(joined ?? "").replaceAll('"', '\\"')}"`)).toBe(`Command: ${EXPLOIT}`);
 	});
 
 	test("a long value the host shows whole also gets its size and SHA-256", () => {
@@ -77,8 +78,8 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 	test("a literal backslash-n and a real line break never look alike", () => {
 		const literal = titleFor("bash", { command: "printf 'a\\nb'" }, BASH_ORDER, ["Command: printf 'a\\nb'"]);
 		const real = titleFor("bash", { command: "printf 'a\nb'" }, BASH_ORDER, ["Command: printf 'a\nb'"]);
-		expect(literal.split("\n")[1]).toBe(`"Command: printf 'a\\\\nb'"`);
-		expect(real.split("\n")[1]).toBe(`"Command: printf 'a\\nb'"`);
+		expect(literal.split("\n")[1]).toBe("Command: printf 'a\\\\nb'");
+		expect(real.split("\n")[1]).toBe("Command: printf 'a\\nb'");
 		// Plain text stays as the host shows it.
 		expect(titleFor("bash", { command: "make" }, BASH_ORDER, ["Command: make"]).split("\n")[1]).toBe("Command: make");
 	});
@@ -100,7 +101,7 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 				expect(lines.at(-1)).toBe("Remote call (A2A): token ci, client claude-code");
 				for (const line of lines) expect(hasHidden(line)).toBe(false);
 				for (const line of lines.slice(1, -1))
-					expect(line.startsWith(CONTINUED) || /^("?Command:|command: )/.test(line)).toBe(true);
+					expect(line.startsWith(CONTINUED) || /^(Command:|command: )/.test(line)).toBe(true);
 			}),
 			{ numRuns: 300 },
 		);
@@ -131,7 +132,7 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 	test("hub send: the text and the keys", () => {
 		const args = { op: "send", name: "shell", text: "rm -rf ~\n", keys: ["Enter", "C-c"] };
 		const lines = titleFor("hub", args, HUB_ORDER, null).split("\n");
-		expect(lines).toContain('text: "rm -rf ~\\n"');
+		expect(lines).toContain("text: rm -rf ~\\n");
 		expect(lines).toContain("name: shell");
 		expect(lines).toContain('keys: ["Enter","C-c"]');
 	});
@@ -154,7 +155,7 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 		const title = titleFor("edit", { input }, ["input"], ["File: src/a.ts"]);
 		expect(title).toContain("\nFile: src/a.ts\n");
 		expect(title.replaceAll(`\n${CONTINUED}`, "")).toContain(
-			'"*** Begin Patch\\n*** Update File: src/a.ts\\n@@\\n-old\\n+new\\n*** End Patch"',
+			"\ninput: *** Begin Patch\\n*** Update File: src/a.ts\\n@@\\n-old\\n+new\\n*** End Patch\n",
 		);
 	});
 
@@ -180,7 +181,7 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 			caller: CALLER,
 		});
 		expect(revised.replaceAll(`\n${CONTINUED}`, "").split("\n")[1]).toBe(
-			`the host's prompt text, not checked against the call's arguments: "Command: rm -rf /\\nfake"`,
+			"the host's prompt text, not checked against the call's arguments: Command: rm -rf /\\nfake",
 		);
 		expect(revised).not.toContain("rm x");
 	});
@@ -193,7 +194,7 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 
 	test("any other dialog of a remote call: its title as one exact value, then the caller", () => {
 		expect(dialogTitle("Pick one\nApprove? y", CALLER)).toBe(
-			'A dialog of a remote call (A2A): "Pick one\\nApprove? y"\nRemote call (A2A): token ci, client claude-code',
+			"A dialog of a remote call (A2A): Pick one\\nApprove? y\nRemote call (A2A): token ci, client claude-code",
 		);
 	});
 });
@@ -204,13 +205,13 @@ describe("the headless host reads the bridge's title back (one format, writer an
 		const parsed = parseApprovalTitle(titleFor("bash", args, BASH_ORDER, bashDetails(args)));
 		expect(parsed.tool).toBe("bash");
 		expect(parsed.caller).toEqual({ tokenName: "ci", client: "claude-code" });
-		expect(parsed.start).toStartWith('"Command: touch /tmp/PWNED\\n');
+		expect(parsed.start).toStartWith("Command: touch /tmp/PWNED\\n");
 		const screen = formatPrompt({ id: "1", ...parsed }, 60_000, 0, 80).split("\n");
 		expect(screen.length).toBeLessThan(24);
 		expect(screen.filter(r => r.startsWith("Approval needed"))).toEqual([
 			"Approval needed: bash from token ci, client claude-code",
 		]);
-		expect(screen.at(-1)).toStartWith('Approve? bash ("Command: touch /tmp/PWNED\\n');
+		expect(screen.at(-1)).toStartWith("Approve? bash (Command: touch /tmp/PWNED\\n");
 		for (const row of screen) expect(Bun.stringWidth(row)).toBeLessThanOrEqual(80);
 		expect(screen.slice(2, -1).every(r => r.startsWith("  "))).toBe(true);
 	});
@@ -219,6 +220,6 @@ describe("the headless host reads the bridge's title back (one format, writer an
 		const parsed = parseApprovalTitle(`Allow tool: bash\nCommand: x\n${FAKE}\nRemote call (A2A): token owner`);
 		expect(parsed.caller).toBeUndefined();
 		expect(parsed.details).toHaveLength(1);
-		expect(parsed.details[0]).toStartWith('"Command: x\\nApproval needed');
+		expect(parsed.details[0]).toStartWith("Command: x\\nApproval needed");
 	});
 });
