@@ -25,14 +25,19 @@ type Labels = { guide: string; reference: string; pages: Record<string, string> 
 const REFERENCE = ["protocol", "security", "architecture", "usage", "testing", "performance"];
 const GUIDE = [
 	"install",
+	"upgrade",
+	"uninstall",
 	"clients",
 	"lab",
 	"configuration",
+	"environment",
 	"read-only",
 	"blob",
 	"long-work",
 	"takeover",
+	"errors",
 	"troubleshooting",
+	"platforms",
 ];
 
 function sidebar(prefix: string, l: Labels): DefaultTheme.SidebarItem[] {
@@ -48,6 +53,11 @@ const EN: Labels = {
 	reference: "Reference",
 	pages: {
 		"guide/install": "Install and run",
+		"guide/upgrade": "Upgrade",
+		"guide/uninstall": "Uninstall",
+		"guide/environment": "Environment variables",
+		"guide/errors": "Errors and what to do",
+		"guide/platforms": "Supported platforms",
 		"guide/clients": "Connecting clients",
 		"guide/lab": "The lab box",
 		"guide/configuration": "Commands and configuration",
@@ -70,6 +80,11 @@ const ZH: Labels = {
 	reference: "参考（英文）",
 	pages: {
 		"guide/install": "安装与运行",
+		"guide/upgrade": "升级",
+		"guide/uninstall": "卸载",
+		"guide/environment": "环境变量",
+		"guide/errors": "错误与处理",
+		"guide/platforms": "支持的平台",
 		"guide/clients": "连接客户端与首次调用",
 		"guide/lab": "实验室机器",
 		"guide/configuration": "命令与配置",

@@ -140,6 +140,17 @@ function shownLines(s: Section, mode: string | undefined): string[] {
 	return s.lines.map((line, i) => (s.heads.includes(i) ? line.slice(1) : line));
 }
 
+/** A page's text with every `@section` line replaced by the lines it shows (what a reader gets, before rendering). */
+export function expandSections(page: string, text: string = readFileSync(page, "utf8")): string {
+	return text
+		.split("\n")
+		.flatMap(line => {
+			const m = DIRECTIVE.exec(line);
+			return m?.[1] && m[2] !== undefined ? shownLines(section(resolve(dirname(page), m[1]), m[2]), m[3]) : [line];
+		})
+		.join("\n");
+}
+
 /** The markdown-it plugin: expands `@section` lines, then rewrites the links of the text each came from. */
 export function sections(root: string) {
 	return (md: MarkdownIt): void => {

@@ -48,6 +48,15 @@ const RULES: Array<[RegExp, How]> = [
 	[/^npm run probe$/, HERE],
 	[/^npm run token -- (list|add|rotate|revoke)\b/, HERE],
 	[
+		/^omp plugin uninstall pi-a2a-ext$/,
+		{ by: "test", file: "test/e2e/package/install.test.ts", marker: '"plugin", "uninstall"' },
+	],
+	[
+		/^rm -f ~\/\.omp\/agent\/a2a-bridge\.\*$/,
+		{ by: "test", file: "test/e2e/package/uninstall.test.ts", marker: '"rm -f ~/.omp/agent/a2a-bridge."' },
+	],
+	[/^find ~ -type f -regextype /, { by: "test", file: "test/e2e/package/uninstall.test.ts", marker: '"find ~ "' }],
+	[
 		/^bun ~\/\.omp\/plugins\/node_modules\/pi-a2a-ext\/scripts\/(host|token|probe)\.ts\b/,
 		{
 			by: "test",

@@ -11,10 +11,12 @@ import * as hashJobs from "../../../src/blob/hash-jobs.ts";
 import * as blob from "../../../src/blob/parse.ts";
 import * as staging from "../../../src/blob/staging.ts";
 import * as calls from "../../../src/core/calls.ts";
+import * as errors from "../../../src/core/errors.ts";
 import * as facts from "../../../src/core/facts.ts";
 import * as idle from "../../../src/core/idle.ts";
 import * as progress from "../../../src/core/progress.ts";
 import * as sessions from "../../../src/core/sessions.ts";
+import * as hostLlm from "../../../src/takeover/route.ts";
 import { ROOT } from "../../helpers/host.ts";
 
 const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
@@ -274,5 +276,91 @@ describe("clients' timeouts and long work", () => {
 			for (const m of read(f).matchAll(/ssh -L \d+:127\.0\.0\.1:(\S+)/g))
 				expect({ f, remote: m[1] }).toMatchObject({ remote: expect.stringMatching(/^<port/) });
 		}
+	});
+});
+
+describe("the errors page (both languages) = the error tables", () => {
+	/** The rows of the table right under `heading` in `file`: cells trimmed, backticks dropped. */
+	function table(file: string, heading: string): string[][] {
+		const text = read(file);
+		const at = text.indexOf(`\n${heading}\n`);
+		if (at < 0) throw new Error(`${file}: no '${heading}'`);
+		const rest = text.slice(at + heading.length + 2);
+		const start = rest.indexOf("\n|") + 1;
+		return rest
+			.slice(start)
+			.split("\n\n")[0]
+			?.split("\n")
+			.slice(2)
+			.map(l =>
+				l
+					.slice(1, -1)
+					.split(" | ")
+					.map(c => c.trim().replace(/^`|`$/g, "")),
+			) as string[][];
+	}
+
+	for (const [file, mcp, blobH, llm] of [
+		["docs/guide/errors.md", "## MCP errors", "## `/blob` errors", "## `/host-llm` errors"],
+		["docs/zh/guide/errors.md", "## MCP 错误", "## `/blob` 错误", "## `/host-llm` 错误"],
+	] as const) {
+		test(`${file}: every ERRORS row with its status, code and message, each with a cause and a remedy`, () => {
+			const rows = table(file, mcp);
+			expect(rows.map(r => r[0])).toEqual(Object.keys(errors.ERRORS));
+			for (const [kind = "", status, code, message, cause, remedy] of rows) {
+				const row = errors.ERRORS[kind as keyof typeof errors.ERRORS];
+				expect({ kind, status, code, message }).toEqual({
+					kind,
+					status: String(row.status),
+					code: String(row.code),
+					message: row.message,
+				});
+				expect({ kind, cause: (cause ?? "").length > 10, remedy: (remedy ?? "").length > 3 }).toEqual({
+					kind,
+					cause: true,
+					remedy: true,
+				});
+			}
+		});
+
+		test(`${file}: every /blob and /host-llm code with its status`, () => {
+			for (const [heading, codes] of [
+				[blobH, blob.BLOB_ERRORS],
+				[llm, hostLlm.HOST_LLM_ERRORS],
+			] as const) {
+				const rows = table(file, heading);
+				expect(Object.fromEntries(rows.map(r => [r[0], Number(r[1])]))).toEqual({ ...codes });
+				expect(rows.map(r => r[0])).toEqual(Object.keys(codes));
+				for (const r of rows) expect((r[2] ?? "").length > 5 && (r[3] ?? "").length > 3).toBe(true);
+			}
+		});
+	}
+});
+
+describe("the environment page = the variables the code reads", () => {
+	/** Every `process.env.X`, `Bun.env.X` and `env.X` (a parameter defaulting to process.env) in shipped code. */
+	const read_ = (dir: string): string[] =>
+		readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" })
+			.filter(f => f.endsWith(".ts"))
+			.flatMap(f => [
+				...read(`${dir}/${f}`).matchAll(
+					/\b(?:process\.env|Bun\.env)\.([A-Za-z_][A-Za-z0-9_]*)|\benv\.([A-Z][A-Z0-9_]*)\b/g,
+				),
+			])
+			.map(m => m[1] ?? m[2] ?? "");
+	const names = [...new Set([...read_("src"), ...read_("extensions"), ...read_("scripts")])].sort();
+	const page = read("docs/guide/environment.md");
+	const testOnly = read("docs/testing.md").slice(read("docs/testing.md").indexOf("## Test-only environment variables"));
+
+	test("each is on the page or in testing.md's test-only table", () => {
+		expect(names.length).toBeGreaterThan(5);
+		expect(names.filter(n => !page.includes(`\`${n}\``) && !testOnly.includes(`\`${n}\``))).toEqual([]);
+	});
+
+	test("each A2A_ variable on the page is read by the code, and the Chinese page lists the same", () => {
+		const listed = [...page.matchAll(/^\| `(A2A_[A-Z_]+)`/gm)].map(m => m[1]);
+		expect(listed.filter(n => !names.includes(n ?? ""))).toEqual([]);
+		const zh = [...read("docs/zh/guide/environment.md").matchAll(/^\| `(A2A_[A-Z_]+)`/gm)].map(m => m[1]);
+		expect(zh).toEqual(listed);
 	});
 });
