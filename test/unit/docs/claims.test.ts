@@ -10,6 +10,8 @@ import * as redact from "../../../src/audit/redact.ts";
 import * as hashJobs from "../../../src/blob/hash-jobs.ts";
 import * as blob from "../../../src/blob/parse.ts";
 import * as staging from "../../../src/blob/staging.ts";
+import * as config from "../../../src/config/config.ts";
+import * as tokens from "../../../src/config/tokens.ts";
 import * as calls from "../../../src/core/calls.ts";
 import * as errors from "../../../src/core/errors.ts";
 import * as facts from "../../../src/core/facts.ts";
@@ -363,4 +365,24 @@ describe("the environment page = the variables the code reads", () => {
 		const zh = [...read("docs/zh/guide/environment.md").matchAll(/^\| `(A2A_[A-Z_]+)`/gm)].map(m => m[1]);
 		expect(zh).toEqual(listed);
 	});
+});
+
+describe("the README's configuration table (both languages) = the validator's field table", () => {
+	for (const file of ["README.md", "README_ZN.md"]) {
+		test(`${file}: one row per field of FIELDS, with the defaults and bounds the code uses`, () => {
+			const text = read(file);
+			const rows = new Map(
+				[...text.matchAll(/^\| `([$a-z_]+)` \| (.*) \|$/gm)]
+					.filter(m => (m[1] ?? "") in config.FIELDS)
+					.map(m => [m[1] ?? "", m[2] ?? ""] as const),
+			);
+			expect([...rows.keys()].sort()).toEqual(Object.keys(config.FIELDS).sort());
+			expect(rows.get("host")).toContain(`\`${config.CONFIG_DEFAULTS.host}\``);
+			expect(rows.get("blob")).toContain(`"${config.OPTIONAL_DEFAULTS.blob}"`);
+			expect(rows.get("tokens")).toContain(`${tokens.MAX_NAMED_TOKENS}`);
+			const pattern = JSON.stringify(config.configSchema()).match(/\{(\d+),\}/)?.[1];
+			expect(rows.get("token")).toContain(`${pattern}`);
+			expect(rows.get("port")).toContain("65535");
+		});
+	}
 });
