@@ -18,6 +18,8 @@ import * as facts from "../../../src/core/facts.ts";
 import * as idle from "../../../src/core/idle.ts";
 import * as progress from "../../../src/core/progress.ts";
 import * as sessions from "../../../src/core/sessions.ts";
+import * as args from "../../../src/headless/args.ts";
+import * as commands from "../../../src/host/commands.ts";
 import * as hostLlm from "../../../src/takeover/route.ts";
 import { ROOT } from "../../helpers/host.ts";
 
@@ -385,4 +387,21 @@ describe("the README's configuration table (both languages) = the validator's fi
 			expect(rows.get("port")).toContain("65535");
 		});
 	}
+});
+
+describe("command and option tables = the code's lists", () => {
+	test("the README's /a2a table (both languages) has exactly the commands the host's usage line names", () => {
+		const named = commands.TOKENS_USAGE.replace(/^use /, "").split(", ");
+		for (const file of ["README.md", "README_ZN.md"]) {
+			const rows = [...read(file).matchAll(/^\| `(\/a2a[^`]*)` \|/gm)].map(m => m[1]);
+			expect({ file, rows }).toEqual({ file, rows: named });
+		}
+	});
+
+	test("usage.md's --approvals table: the three modes and the default approval timeout", () => {
+		const usage = read("docs/usage.md");
+		const rows = [...usage.matchAll(/^\| `(ask|deny|approve)` /gm)].map(m => m[1]);
+		expect(rows).toEqual(["ask", "deny", "approve"]);
+		expect(usage).toContain(`Deny after \`--approval-timeout\` s (${args.DEFAULT_APPROVAL_TIMEOUT_MS / 1000})`);
+	});
 });
