@@ -2,6 +2,7 @@
  * The approval picture read from the live host: the Main session's settings (the process's global
  * Settings, so `/settings` changes and `--approval-mode` overrides show at once), else the package root's.
  */
+import { toolWireSchema } from "@oh-my-pi/pi-ai";
 import { settings } from "@oh-my-pi/pi-coding-agent";
 import { resolveApproval } from "@oh-my-pi/pi-coding-agent/tools/approval";
 import type { BlobMode } from "../config/tokens.ts";
@@ -17,6 +18,15 @@ interface SettingsLike {
 
 const isRecord = (v: unknown): v is object => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** The tool's parameters as the host describes them on the wire (its ArkType schemas are not JSON Schema). */
+function jsonSchema(tool: { name: string; description?: string; parameters?: unknown }): unknown {
+	try {
+		return toolWireSchema(tool as Parameters<typeof toolWireSchema>[0]);
+	} catch {
+		return undefined;
+	}
+}
+
 export function liveApprovals(blob: BlobMode): string[] {
 	const main = liveMain() as (HostSession & { settings?: SettingsLike }) | null;
 	const source: SettingsLike = main?.settings ?? (settings as unknown as SettingsLike);
@@ -26,7 +36,7 @@ export function liveApprovals(blob: BlobMode): string[] {
 		const tools: PictureTool[] = main
 			? main.getAllToolNames().flatMap(name => {
 					const t = main.getToolByName(name);
-					return t ? [{ name, approval: t.approval, parameters: t.parameters }] : [];
+					return t ? [{ name, approval: t.approval, parameters: jsonSchema(t) }] : [];
 				})
 			: [];
 		const open = main

@@ -1,9 +1,12 @@
 /**
- * What runs without a prompt (contract §16): each of the host's tools run through the host's own
+ * What runs without a prompt (contract §16, §19): each of the host's tools run through the host's own
  * `resolveApproval` under the live mode and `tools.approval`, so the list follows the host's tiers, not a
  * list kept here. A tool whose tier depends on its arguments is asked once per value of its first
- * enumerated parameter (`action`, `op`, …). `bash.patterns` rules are described from their meaning in the
- * host (`tools/bash.ts`): allow vouches for a whole command; deny and prompt fire on any segment. Pure.
+ * enumerated parameter (`action`, `op`, …), and again with each other parameter set, so an action that
+ * prompts only with some argument says so (`hub`: `send (with name: may prompt)`). Parameters are the
+ * tool's JSON Schema (the host's own wire schema, `approvals-live.ts`). `bash.patterns` rules are
+ * described from their meaning in the host (`tools/bash.ts`): allow vouches for a whole command; deny and
+ * prompt fire on any segment. Pure.
  */
 import { showSafely } from "../text/show.ts";
 
@@ -13,6 +16,7 @@ type ApprovalMode = "yolo" | "write" | "always-ask";
 export interface PictureTool {
 	name: string;
 	approval?: unknown;
+	/** The tool's parameters as JSON Schema (`properties`, `enum`, `anyOf` of `const`). */
 	parameters?: unknown;
 }
 
@@ -24,19 +28,43 @@ export type ResolveApproval = (
 	userConfig: Record<string, unknown>,
 ) => { policy: string };
 
-/** Values to try for the first parameter that enumerates them (JSON Schema `enum` or `anyOf` of `const`). */
+const propertiesOf = (parameters: unknown): Record<string, unknown> => {
+	const props = (parameters as { properties?: unknown } | undefined)?.properties;
+	return typeof props === "object" && props !== null ? (props as Record<string, unknown>) : {};
+};
+
+/** The values a JSON Schema property enumerates (`enum`, or `anyOf` of `const` only), else undefined. */
+function valuesOf(raw: unknown): unknown[] | undefined {
+	const p = raw as { enum?: unknown; anyOf?: unknown; const?: unknown } | null;
+	if (Array.isArray(p?.enum) && p.enum.length > 0) return p.enum;
+	if (Array.isArray(p?.anyOf)) {
+		const values = p.anyOf.map(a => (a as { const?: unknown }).const).filter(v => v !== undefined);
+		if (values.length > 0 && values.length === p.anyOf.length) return values;
+	}
+	return p?.const === undefined ? undefined : [p.const];
+}
+
+/** Values to try for the first parameter that enumerates them. */
 function enumerated(parameters: unknown): { key: string; values: unknown[] } | undefined {
-	const props = (parameters as { properties?: Record<string, unknown> } | undefined)?.properties;
-	if (typeof props !== "object" || props === null) return undefined;
-	for (const [key, raw] of Object.entries(props)) {
-		const p = raw as { enum?: unknown; anyOf?: unknown };
-		if (Array.isArray(p.enum) && p.enum.length > 0) return { key, values: p.enum };
-		if (Array.isArray(p.anyOf)) {
-			const values = p.anyOf.map(a => (a as { const?: unknown }).const).filter(v => v !== undefined);
-			if (values.length > 0 && values.length === p.anyOf.length) return { key, values };
-		}
+	for (const [key, raw] of Object.entries(propertiesOf(parameters))) {
+		const values = valuesOf(raw);
+		if (values) return { key, values };
 	}
 	return undefined;
+}
+
+/** A value of the property's type, to see whether setting it changes the host's decision. */
+function sample(raw: unknown): unknown {
+	const listed = valuesOf(raw);
+	if (listed) return listed[0];
+	const p = raw as { type?: unknown; anyOf?: unknown } | null;
+	const type = Array.isArray(p?.type) ? p.type[0] : p?.type;
+	if (type === "number" || type === "integer") return 1;
+	if (type === "boolean") return true;
+	if (type === "array") return ["x"];
+	if (type === "object") return {};
+	if (type === undefined && Array.isArray(p?.anyOf) && p.anyOf.length > 0) return sample(p.anyOf[0]);
+	return "x";
 }
 
 function allowed(resolve: ResolveApproval, tool: PictureTool, args: unknown, mode: ApprovalMode, policies: object) {
@@ -47,7 +75,30 @@ function allowed(resolve: ResolveApproval, tool: PictureTool, args: unknown, mod
 	}
 }
 
-/** `read`, `lsp (action status, symbols)`, … : every tool or action that runs without a prompt. */
+/**
+ * `base` run without a prompt, and the other parameters that change that when set: "" when none does,
+ * else ` (with name: may prompt)` for an open call, ` (only with to)` for a closed one.
+ */
+function openWith(
+	resolve: ResolveApproval,
+	tool: PictureTool,
+	base: Record<string, unknown>,
+	mode: ApprovalMode,
+	policies: object,
+): { open: boolean; note: string } {
+	const open = allowed(resolve, tool, base, mode, policies);
+	if (typeof tool.approval !== "function") return { open, note: "" };
+	const flips = Object.entries(propertiesOf(tool.parameters))
+		.filter(([key]) => !Object.hasOwn(base, key))
+		.filter(([key, raw]) => allowed(resolve, tool, { ...base, [key]: sample(raw) }, mode, policies) !== open)
+		.map(([key]) => key);
+	if (flips.length === 0) return { open, note: "" };
+	return open
+		? { open, note: ` (with ${flips.join(", ")}: may prompt)` }
+		: { open: true, note: ` (only with ${flips.join(", ")})` };
+}
+
+/** `read`, `lsp (action status, symbols)`, `hub (op send (with name: may prompt), list, …)`: what runs without a prompt. */
 export function unprompted(
 	tools: readonly PictureTool[],
 	mode: ApprovalMode,
@@ -58,14 +109,17 @@ export function unprompted(
 	for (const tool of tools) {
 		const byArgs = typeof tool.approval === "function" ? enumerated(tool.parameters) : undefined;
 		if (!byArgs) {
-			if (allowed(resolve, tool, {}, mode, policies)) out.push(tool.name);
+			const { open, note } = openWith(resolve, tool, {}, mode, policies);
+			if (open) out.push(`${tool.name}${note}`);
 			continue;
 		}
-		const open = byArgs.values.filter(v => allowed(resolve, tool, { [byArgs.key]: v }, mode, policies));
-		if (open.length === byArgs.values.length) out.push(tool.name);
-		else if (open.length > 0) out.push(`${tool.name} (${byArgs.key} ${open.map(v => String(v)).join(", ")})`);
+		const each = byArgs.values.map(v => ({ v, ...openWith(resolve, tool, { [byArgs.key]: v }, mode, policies) }));
+		const open = each.filter(e => e.open);
+		if (open.length === each.length && open.every(e => e.note === "")) out.push(tool.name);
+		else if (open.length > 0)
+			out.push(`${tool.name} (${byArgs.key} ${open.map(e => `${String(e.v)}${e.note}`).join(", ")})`);
 	}
-	return out.map(name => showSafely(name, 120));
+	return out.map(name => showSafely(name, 400));
 }
 
 interface PatternRule {

@@ -52,13 +52,54 @@ describe("approval picture (real host, always-ask, blob read)", () => {
 		const bridgeNotes = host.notifications().filter(m => m.startsWith("A2A bridge"));
 		expect(bridgeNotes).toEqual([text]);
 		expect(text).toContain("approvals: always-ask: tools of the host's read tier run; every other tool prompts");
-		// From the host's own tiers, not a list kept in the bridge: more than read, grep and glob.
+		// From the host's own tiers, not a list kept in the bridge: more than read, grep and glob, and the
+		// actions of tools whose tier depends on their arguments (issue 30 defect 9: hub's were missing).
+		expect(text).toContain("runs without a prompt (the host's own tiers, live settings): read, debug (action ");
 		expect(text).toContain(
-			"runs without a prompt (the host's own tiers, live settings): read, glob, grep, todo, web_search;",
+			", hub (op send (with name: may prompt), wait, inbox, list, jobs, cancel, ps, logs, describe), todo, web_search;",
 		);
+		expect(text).toMatch(/, lsp \(action [a-z_, ]*status[a-z_, ]*\), /);
 		expect(text).toContain("--approvals (deny refuses at once)");
 		expect(text).toContain("blob=read: /blob downloads");
 	}, 30_000);
+
+	test("issue 30 defect 9: every hub action the picture names runs without a prompt; those it leaves out prompt", async () => {
+		const f = await host.waitFrame(
+			x => x.type === "extension_ui_request" && String(x.message).includes("\nA2A bridge approval picture"),
+		);
+		const named = /, hub \(op (.*?)\), todo/.exec(String(f.message))?.[1] ?? "";
+		const open = named.split(", ").map(op => op.split(" ")[0] ?? "");
+		expect(open).toEqual(["send", "wait", "inbox", "list", "jobs", "cancel", "ps", "logs", "describe"]);
+		const sid = await openSession(host);
+		const minimal: Record<string, Record<string, unknown>> = {
+			send: { to: "Main", message: "hello" },
+			wait: { timeout: 1 },
+			cancel: { ids: ["none"] },
+			logs: { name: "none" },
+			describe: { name: "none" },
+		};
+		for (const op of open) {
+			const before = host.frames.filter(isSelect).length;
+			const r = await callTool(host, sid, "hub", { op, ...minimal[op] });
+			// It ran (a result from the tool, an error of its own at most) and no prompt was opened.
+			expect(r.body.result).toBeDefined();
+			expect({ op, prompts: host.frames.filter(isSelect).length - before }).toEqual({ op, prompts: 0 });
+		}
+		// Not named: a prompt (denied here). `send` with a process name is the "may prompt" the picture says.
+		const name = `nosuch${crypto.randomUUID().slice(0, 8)}`;
+		for (const args of [
+			{ op: "start", name, application: "/bin/true" },
+			{ op: "stop", name },
+			{ op: "send", name, text: "x" },
+		]) {
+			const pending = callTool(host, sid, "hub", args);
+			const prompt = await host.waitFrame(
+				x => isSelect(x) && String(x.title).includes(`op: ${args.op}, name: ${name}`),
+			);
+			host.send({ type: "extension_ui_response", id: prompt.id, value: "Deny" });
+			expect(((await pending).body.result as { isError: boolean }).isError).toBe(true);
+		}
+	}, 90_000);
 
 	test("/a2a follows a live settings change (mode and per-tool policy)", async () => {
 		expect(await status()).toContain("approvals: always-ask");

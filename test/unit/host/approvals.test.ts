@@ -54,6 +54,28 @@ describe("unprompted (issue 20 item 6): the host's own resolveApproval over its 
 			"lsp (op status)",
 		]);
 	});
+	test("issue 30 defect 9: an action that prompts only with some argument says so; one open only with one says that", () => {
+		// Shaped like omp 18.2.3's hub: `send` is a peer message (read) unless it names a process without `to`.
+		const hub = {
+			name: "hub",
+			approval: (a: { op?: string; name?: string; to?: string }) =>
+				a.op === "send" ? (a.name && !a.to ? "exec" : "read") : a.op === "list" ? "read" : "exec",
+			parameters: {
+				properties: { op: { enum: ["send", "list", "start"] }, to: { type: "string" }, name: { type: "string" } },
+			},
+		};
+		const gate = {
+			name: "gate",
+			approval: (a: { key?: string }) => (a.key ? "read" : "exec"),
+			parameters: { properties: { key: { type: "string" } } },
+		};
+		expect(unprompted([hub, gate], "always-ask", {}, resolve)).toEqual([
+			"hub (op send (with name: may prompt), list)",
+			"gate (only with key)",
+		]);
+		expect(unprompted([hub], "yolo", {}, resolve)).toEqual(["hub"]);
+	});
+
 	test("the picture names them, and every bash.patterns rule with what it means for a remote call", () => {
 		const patterns = [
 			{ match: " git   status* ", approval: "ALLOW" },
