@@ -4,7 +4,7 @@
  * the process, not to a binding: subagents re-run this factory, so state lives on `globalThis`.
  */
 
-import { homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
 import { type AuditLog, auditGenerations, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
@@ -19,7 +19,7 @@ import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
 import { a2aCommand } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
 import { HostBridge } from "../src/host/bridge.ts";
-import { startNotice } from "../src/host/commands.ts";
+import { entryName, startNotice } from "../src/host/commands.ts";
 import { configEditApplier } from "../src/host/config-live.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
 import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
@@ -38,6 +38,7 @@ interface Running {
 	audit: AuditLog;
 	approvals(): string[];
 	randomPort: boolean;
+	entryName: string;
 	others(): Array<{ url: string; pid: number; cwd: string }>;
 	unsaved: Set<string>;
 }
@@ -183,6 +184,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		audit,
 		approvals: () => liveApprovals(config.blob),
 		randomPort: loaded.portFromFile && config.port === 0,
+		// The pinned port names the host even when this start fell back to another (contract §20).
+		entryName: entryName(config.name, hostname(), config.port || bound.binding.port),
 		others: () => otherBridges(configPath),
 		unsaved: new Set(),
 	};

@@ -7,11 +7,13 @@
  * the command says which hosts those are, and when the file could not be written, that they did not.
  */
 import { existsSync } from "node:fs";
+import { hostname } from "node:os";
 import { defaultConfigPath } from "../src/config/config.ts";
 import { addToken, loadConfig, readConfig, revokeToken, rotateToken } from "../src/config/file.ts";
 import { readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
 import { nameProblem, OWNER } from "../src/config/tokens.ts";
-import { tokenPrefix } from "../src/host/commands.ts";
+import { TOKEN_PLACEHOLDER } from "../src/headless/frames.ts";
+import { entryName, mcpJson, tokenPrefix } from "../src/host/commands.ts";
 
 const USAGE = `usage: npm run token -- list | add NAME | revoke NAME | rotate [NAME]
   list          every token's name and prefix (never a secret)
@@ -38,6 +40,17 @@ function whenApplied(path: string): string {
 	if (hosts.length === 0) return `no host runs on ${path}; the next start uses it`;
 	const list = hosts.map(h => `pid ${h.pid} at ${h.url}`).join(", ");
 	return `the running host${hosts.length > 1 ? "s" : ""} (${list}) apply it within a second (watching ${path})`;
+}
+
+/** The entry `/a2a mcp-json` prints (its key from entryName), secret left out; none while no port is known yet. */
+function entryFor(path: string): string | undefined {
+	const { config } = readConfig(path);
+	const r = readLiveRuntime(runtimePath(path));
+	const live = r.kind === "ok" ? r.entries[0] : undefined;
+	const port = config.port || live?.port;
+	if (!port) return undefined;
+	const url = live?.url ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}/`;
+	return mcpJson(url, TOKEN_PLACEHOLDER, entryName(config.name, hostname(), port), config.port === 0);
 }
 
 function main(argv: string[]): number {
@@ -79,9 +92,18 @@ function main(argv: string[]): number {
 	if (verb === "add") {
 		const secret = edit(name as string, () => addToken(path, null, name as string, { warnings }));
 		out(`token '${name}' added to ${path}; ${whenApplied(path)}.`);
-		out(
-			`Its secret, shown this once (the laptop's Authorization: Bearer value; /a2a mcp-json ${name} prints an entry):`,
-		);
+		const entry = entryFor(path);
+		if (entry) {
+			out(
+				`This host's mcpServers entry (as /a2a mcp-json ${name} prints it); put the secret in for ${TOKEN_PLACEHOLDER}:`,
+			);
+			out(entry);
+		} else {
+			out(
+				`No port yet: the first host start pins one, then /a2a mcp-json ${name} prints this host's mcpServers entry.`,
+			);
+		}
+		out("Its secret, shown this once (the laptop's Authorization: Bearer value):");
 		out(secret);
 		return 0;
 	}

@@ -32,6 +32,8 @@ export interface BridgeConfig {
 	tokens: NamedToken[];
 	/** What `/blob` serves: both ways, downloads only, or nothing. */
 	blob: BlobMode;
+	/** The name printed `mcpServers` entries carry (contract §20); absent: `omp-<host name>-<port>`. */
+	name?: string;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -113,6 +115,9 @@ const PORT_RULE = "must be an integer in [0, 65535]";
 const PORT_DIGITS = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})";
 /** The origin shape both the schema and the parser demand; `normalizeOrigin` then checks the host itself. */
 const ORIGIN = `^[Hh][Tt][Tt][Pp][Ss]?://(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(:${PORT_DIGITS})?$`;
+/** An mcpServers key every client takes as it is (and omp turns into a tool prefix). */
+const ENTRY_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
+const ENTRY_NAME_RULE = "must be 1-48 of A-Z a-z 0-9 _ - starting with a letter or digit";
 const checkResult = (r: FieldResult<unknown>): FieldCheck =>
 	r.ok ? ok(r.value) : { ok: false, field: r.field, rule: r.rule };
 
@@ -189,6 +194,15 @@ export const FIELDS: Record<string, FieldRow> = {
 	blob: {
 		schema: { enum: BLOB_MODES, description: "What /blob serves: write (both ways), read (downloads) or off." },
 		parse: v => checkResult(validateBlobMode(v)),
+	},
+	name: {
+		schema: {
+			type: "string",
+			pattern: ENTRY_NAME.source,
+			description:
+				"The name of this host's printed mcpServers entries (1-48 of A-Z a-z 0-9 _ -). Absent: omp-<host name>-<port>.",
+		},
+		parse: v => (typeof v === "string" && ENTRY_NAME.test(v) ? ok(v) : rule(ENTRY_NAME_RULE)),
 	},
 };
 

@@ -28,6 +28,8 @@ export interface CommandTarget {
 	approvals(): string[];
 	/** Whether the user's config asks for a random port at every start (`port: 0`). */
 	randomPort: boolean;
+	/** The key of the printed `mcpServers` entries (`entryName`). */
+	entryName: string;
 	/** Other live bridges of the runtime record, read at each call. */
 	others(): Array<{ url: string; pid: number; cwd: string }>;
 	/**
@@ -175,7 +177,7 @@ export async function a2aCommand(
 	if (r.server.secretOf(name) === undefined) return notify(`A2A bridge: no live token named '${name}'`, "error");
 	if (sub === "mcp-json") {
 		const secret = r.server.secretOf(name) ?? "";
-		return notify(mcpJson(r.url, secret, name === OWNER ? "omp-host" : `omp-host-${name}`, r.randomPort), "info");
+		return notify(mcpJson(r.url, secret, r.entryName, r.randomPort), "info");
 	}
 	const before = liveConfig(r);
 	const old = r.server.secretOf(name) ?? "";

@@ -97,10 +97,25 @@ export function tokensText(rows: NonNullable<BridgeStatus["perToken"]>): string 
 }
 
 /**
+ * The key of this host's printed `mcpServers` entries (contract §20): the config's `name`, else `omp-<host
+ * name>-<port>` with the port the config pins (the bound one when it asks for a random port). Distinct per
+ * host and port, the same at every start, so two boxes pasted into one client's config stay two.
+ */
+export function entryName(configured: string | undefined, hostName: string, port: number): string {
+	if (configured !== undefined) return configured;
+	const host = hostName
+		.toLowerCase()
+		.replace(/[^a-z0-9-]+/g, "-")
+		.replace(/-+/g, "-")
+		.replace(/^-|-$/g, "");
+	return `omp-${host.slice(0, 32).replace(/-$/, "") || "host"}-${port}`;
+}
+
+/**
  * A ready-to-paste `mcpServers` entry for `~/.omp/agent/mcp.json` (and clients with the same shape); with a
  * random port, a last line outside the JSON says the URL will not survive a restart.
  */
-export function mcpJson(url: string, secret: string, name = "omp-host", randomPort = false): string {
+export function mcpJson(url: string, secret: string, name: string, randomPort = false): string {
 	const entry = {
 		mcpServers: {
 			[name]: { type: "http", url, headers: { Authorization: `Bearer ${secret}` }, timeout: MCP_JSON_TIMEOUT_MS },

@@ -4,7 +4,9 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
+import { entryName } from "../../../src/host/commands.ts";
 import { modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
 import { callTool, canConnect, freePort, Host, openSession, rpcPost } from "../../helpers/host.ts";
 import { StoppableWork } from "../../helpers/procs.ts";
@@ -234,12 +236,14 @@ describe("/a2a commands", () => {
 		expect(h.notifications()).toContain(h.token);
 		await h.command("/a2a mcp-json");
 		const entry = JSON.parse(h.notifications().find(m => m.startsWith("{")) ?? "{}");
-		expect(entry.mcpServers["omp-host"]).toMatchObject({
+		const name = entryName(undefined, hostname(), h.port);
+		expect(Object.keys(entry.mcpServers)).toEqual([name]);
+		expect(entry.mcpServers[name]).toMatchObject({
 			type: "http",
 			url: h.url,
 			headers: { Authorization: `Bearer ${h.token}` },
 		});
-		expect(entry.mcpServers["omp-host"].timeout).toBeGreaterThan(30_000);
+		expect(entry.mcpServers[name].timeout).toBeGreaterThan(30_000);
 	}, 60_000);
 
 	test("/a2a rotate: disk first, new token live, old token and its sessions refused at once, their calls killed", async () => {

@@ -27,6 +27,7 @@ describe("validateConfig", () => {
 		["allowed_origins empty", { allowed_origins: [] }],
 		["allowed_origins with an origin", { allowed_origins: ["http://localhost:3000", "https://example.com"] }],
 		["$schema", { $schema: "file:///x/schema.json" }],
+		["name lab-a", { name: "lab-a" }],
 	];
 	for (const [name, raw] of good) {
 		test(`${name} -> ok`, () => {
@@ -65,6 +66,14 @@ describe("validateConfig", () => {
 		["port 65536", { port: 65536 }, "field 'port' must be an integer in [0, 65535]"],
 		["port 1.5", { port: 1.5 }, "field 'port' must be an integer in [0, 65535]"],
 		["port as string", { port: "8080" }, "field 'port' must be an integer in [0, 65535]"],
+		[
+			"name with a space",
+			{ name: "lab a" },
+			"field 'name' must be 1-48 of A-Z a-z 0-9 _ - starting with a letter or digit",
+		],
+		["name empty", { name: "" }, "field 'name' must be 1-48"],
+		["name of 49", { name: "a".repeat(49) }, "field 'name' must be 1-48"],
+		["name not a string", { name: 7 }, "field 'name' must be 1-48"],
 		["port null", { port: null }, "field 'port' must be an integer in [0, 65535]"],
 		["token of 31 chars", { token: TOKEN_32.slice(1) }, "field 'token'"],
 		["empty token", { token: "" }, "field 'token'"],

@@ -75,6 +75,10 @@ const CASES: Record<string, { good: unknown[]; bad: unknown[] }> = {
 		],
 	},
 	blob: { good: ["write", "read", "off"], bad: ["Write", "rw", "", null, 1, true] },
+	name: {
+		good: ["lab-a", "LabBox_2", "a", "x".repeat(48)],
+		bad: ["", "-lab", "lab a", "lab.a", "x".repeat(49), null, 1, true],
+	},
 };
 
 /** Refusals only the bridge makes: relations between values, which a JSON Schema cannot express. */

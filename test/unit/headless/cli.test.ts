@@ -149,7 +149,7 @@ describe("readFrame", () => {
 		expect(parseApprovalPicture(notice)).toEqual(["approvals: yolo", "blob=write: x"]);
 		expect(parseApprovalPicture(announcement("http://127.0.0.1:8765/", token))).toBeNull();
 		expect(isMcpEntry(mcpJson("http://127.0.0.1:8765/", token, "omp-host", true))).toBe(true);
-		expect(isMcpEntry(mcpJson("http://127.0.0.1:8765/", token))).toBe(true);
+		expect(isMcpEntry(mcpJson("http://127.0.0.1:8765/", token, "omp-labbox-8765"))).toBe(true);
 		expect(isMcpEntry("{}")).toBe(false);
 		expect(isMcpEntry("A2A bridge not running")).toBe(false);
 		expect(isBridgeFailure("A2A bridge not started: field 'port' must be an integer")).toBe(true);
@@ -409,7 +409,7 @@ describe("Approver", () => {
 describe("withTokenPlaceholder", () => {
 	test("the /a2a mcp-json entry -> the token replaced by <TOKEN>, the rest byte-identical", () => {
 		const token = "AbCdEf0123456789_-AbCdEf0123456789_-AbCdEf0";
-		const entry = mcpJson("http://127.0.0.1:7777/", token);
+		const entry = mcpJson("http://127.0.0.1:7777/", token, "omp-host");
 		const shown = withTokenPlaceholder(entry);
 		expect(shown).not.toContain(token);
 		expect(shown).toBe(entry.replace(token, TOKEN_PLACEHOLDER));

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import {
 	announcement,
 	type BridgeStatus,
+	entryName,
 	MCP_JSON_TIMEOUT_MS,
 	mcpJson,
 	NOT_RUNNING,
@@ -77,7 +78,7 @@ describe("statusText", () => {
 
 describe("mcpJson", () => {
 	test("-> parses to an mcpServers entry with url, Bearer header and a long timeout", () => {
-		const parsed = JSON.parse(mcpJson(URL, TOKEN));
+		const parsed = JSON.parse(mcpJson(URL, TOKEN, "omp-host"));
 		expect(parsed).toEqual({
 			mcpServers: {
 				"omp-host": {
@@ -91,7 +92,7 @@ describe("mcpJson", () => {
 	});
 
 	test("timeout -> far beyond the host MCP client's 30 s default", () => {
-		const entry = JSON.parse(mcpJson(URL, TOKEN)).mcpServers["omp-host"];
+		const entry = JSON.parse(mcpJson(URL, TOKEN, "omp-host")).mcpServers["omp-host"];
 		expect(typeof entry.timeout).toBe("number");
 		expect(entry.timeout).toBeGreaterThan(30_000);
 		expect(entry.timeout).toBeGreaterThanOrEqual(60 * 60 * 1000);
@@ -99,6 +100,29 @@ describe("mcpJson", () => {
 
 	test("custom name -> used as the server key", () => {
 		expect(Object.keys(JSON.parse(mcpJson(URL, TOKEN, "laptop")).mcpServers)).toEqual(["laptop"]);
+	});
+});
+
+describe("entryName: one per host, the same at every start (contract §20)", () => {
+	test("default -> omp-<host name>-<port>, the host name folded to what every client keeps", () => {
+		expect(entryName(undefined, "labbox", 20817)).toBe("omp-labbox-20817");
+		expect(entryName(undefined, "Lab.Box_2.example.com", 8765)).toBe("omp-lab-box-2-example-com-8765");
+		expect(entryName(undefined, "", 8765)).toBe("omp-host-8765");
+		expect(entryName(undefined, "x".repeat(80), 1).length).toBeLessThanOrEqual(48);
+	});
+
+	test("two hosts on one machine (other ports) and two machines (same port) -> distinct; same inputs -> same name", () => {
+		const names = [
+			entryName(undefined, "labbox", 20817),
+			entryName(undefined, "labbox", 20818),
+			entryName(undefined, "labbox-b", 20817),
+		];
+		expect(new Set(names).size).toBe(3);
+		expect(entryName(undefined, "labbox", 20817)).toBe(names[0] as string);
+	});
+
+	test("a configured name -> used as it is", () => {
+		expect(entryName("lab-a", "labbox", 20817)).toBe("lab-a");
 	});
 });
 
