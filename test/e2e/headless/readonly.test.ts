@@ -24,6 +24,7 @@ const CONFIG_YML = `tools:
     bash: deny
     web_search: deny
     todo: deny
+    hub: deny
 bash:
   patterns:
     - match: "touch *"
@@ -134,7 +135,11 @@ describe("read-only setup (always-ask + --approvals deny + blob read), unattende
 	test("the banner shows the approval picture and how prompts are answered", () => {
 		expect(out).toContain("what a remote call meets");
 		expect(out).toContain("approvals: always-ask: tools of the host's read tier run; every other tool prompts");
-		expect(out).toContain("runs without a prompt (the host's own tiers, live settings): read, glob, grep;");
+		// What stays open is named per action (issue 30 defect 9); hub, closed by the recipe, is not among them.
+		expect(out).toMatch(
+			/runs without a prompt \(the host's own tiers, live settings\): read, debug \(action [a-z_, ]+\), glob, grep, lsp \(action [a-z_, ]+\);/,
+		);
+		expect(out).toContain("tools.approval.hub=deny: hub refused to every caller");
 		expect(out).toContain("tools.approval.bash=deny: bash refused to every caller");
 		expect(out).toContain("bash.patterns[0] allow 'touch *': a remote bash whose whole command matches");
 		expect(out).toContain("blob=read: /blob downloads");
@@ -159,6 +164,7 @@ describe("read-only setup (always-ask + --approvals deny + blob read), unattende
 		for (const [tool, args] of [
 			["web_search", { query: "x" }],
 			["todo", {}],
+			["hub", { op: "list" }],
 		] as const) {
 			expect((await call(tool, args)).text).toContain(`Tool "${tool}" is blocked by user policy`);
 		}
