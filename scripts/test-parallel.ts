@@ -39,7 +39,11 @@ const DEFAULT_SECONDS: Record<string, number> = {
 	"test/e2e/core/idle.test.ts": 120,
 	"test/e2e/audit/audit.test.ts": 90,
 	"test/e2e/package/docs.test.ts": 90,
+	"test/e2e/lab/guide.test.ts": 90,
 	"test/e2e/core/clients.test.ts": 70,
+	"test/e2e/lab/session.test.ts": 60,
+	"test/e2e/headless/demo-lab.test.ts": 50,
+	"test/e2e/lab/boxes.test.ts": 30,
 	"test/e2e/headless/demo.test.ts": 60,
 	"test/e2e/headless/probe.test.ts": 60,
 	"test/e2e/core/modern-cancel.test.ts": 50,
@@ -48,12 +52,13 @@ const DEFAULT_SECONDS: Record<string, number> = {
 
 /**
  * Files that time the host itself and run last, one at a time, with nothing beside: a second omp that must
- * connect within its 250 ms start-up window (clients, demo), and `npm run host`'s clean stop within omp's 6 s
+ * connect within its 250 ms start-up window (clients, demo, two boxes), and `npm run host`'s clean stop within omp's 6 s
  * exit grace (headless cli), which a machine busy with other hosts can miss.
  */
 const ALONE = new Set([
 	"test/e2e/core/clients.test.ts",
 	"test/e2e/headless/demo.test.ts",
+	"test/e2e/lab/boxes.test.ts",
 	"test/e2e/headless/cli.test.ts",
 ]);
 
