@@ -71,6 +71,7 @@ function fitColumns(text: string, columns: number): string {
 /**
  * The prompt: a header naming the tool and the caller, the detail rows, and the line that asks, which
  * names the tool and the start of what runs. Every line is laid out in rows of `width` columns.
+ * @internal
  */
 export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number, width = Infinity): string {
 	const details = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => showSafely(d, MAX_DETAIL_CHARS));

@@ -21,7 +21,7 @@ import type { CallerInfo } from "../core/types.ts";
 import { rows } from "../text/rows.ts";
 import { cutShown, showExactly, showExactlyCut, showSafely } from "../text/show.ts";
 
-/** Narrower than an 80-column terminal less the TUI dialog's frame or the headless host's indent. */
+/** Narrower than an 80-column terminal less the TUI dialog's frame or the headless host's indent. @internal */
 export const ROW_WIDTH = 72;
 /** Shown characters of one value: about eight rows. */
 const VALUE_MAX = 560;
@@ -41,7 +41,7 @@ export interface PromptCall {
 }
 
 /** The last line: whose remote call this is. Read back by the headless host. */
-export function promptLabel(caller: Pick<CallerInfo, "tokenName" | "client">): string {
+function promptLabel(caller: Pick<CallerInfo, "tokenName" | "client">): string {
 	return `Remote call (A2A): token ${showSafely(caller.tokenName, 80)}${caller.client ? `, client ${showSafely(caller.client, 80)}` : ""}`;
 }
 
