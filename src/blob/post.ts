@@ -1,15 +1,18 @@
 /**
  * `POST /blob`: append or resume (contract §7). With `offset` it must equal the size; without one only a
  * missing or empty file is written (a non-empty one → 409 `file_exists`: PUT replaces, `offset` appends).
- * Never truncates, except to undo a body whose digest does not match. One upload per file (blob/locks.ts).
+ * Never truncates, except to undo a body whose digest does not match. One upload per file, in this process
+ * and across processes (blob/locks.ts): two bridges appending to one file never mix their bytes.
  */
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, rmdirSync, type Stats, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, rmdirSync, type Stats, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { errorText } from "../text/error-text.ts";
 import { type Ctx, statOrNull } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
-import type { FileLocks } from "./locks.ts";
+import { heldElsewhere } from "./flock.ts";
+import { type FileLocks, inodeKey } from "./locks.ts";
 import { blobError } from "./parse.ts";
+import { replaceTarget } from "./staging.ts";
 import { openTarget } from "./target.ts";
 import {
 	digestMismatch,
@@ -58,17 +61,9 @@ export async function post(
 	} catch (err) {
 		return cannot(err);
 	}
-	const opened = openTarget(path, "append");
-	if (!opened.ok) {
-		const message = opened.code === "write_failed" ? `${opened.message}; 0 bytes landed` : opened.message;
-		return refuse(path, offset, opened.code, message);
-	}
-	const { fd } = opened;
-	const unlock = locks.take(opened.st);
-	if (unlock === null) {
-		closeSync(fd);
-		return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
-	}
+	const held = openLocked(path, offset, ctx, locks);
+	if (held instanceof Response) return held;
+	const { fd } = held;
 	const undo = (at: number) => {
 		if (st === null) undoCreate(path, madeDir);
 		else ftruncateSync(fd, at);
@@ -107,8 +102,71 @@ export async function post(
 		ctx.note(path, at, landed, failed ? message : stop.why);
 		return blobError(stop.code, message);
 	} finally {
-		closeSync(fd);
-		unlock();
+		held.release();
+	}
+}
+
+/** Times a file replaced while this upload took its lock is opened again. */
+const OPEN_TRIES = 3;
+
+/**
+ * Opens `path` for appending and takes its locks: this process's (refused at once when held) and then the
+ * flock other processes take (blob/flock.ts). A file replaced under the name between the open and the lock
+ * (a PUT in another bridge) is not the file `path` names: it is opened again.
+ */
+function openLocked(
+	path: string,
+	offset: number | null,
+	ctx: Ctx,
+	locks: FileLocks,
+): { fd: number; release(): void } | Response {
+	const { refuse } = ctx;
+	const { target } = replaceTarget(path);
+	for (let tries = 1; ; tries++) {
+		const opened = openTarget(path, "append");
+		if (!opened.ok) {
+			const message = opened.code === "write_failed" ? `${opened.message}; 0 bytes landed` : opened.message;
+			return refuse(path, offset, opened.code, message);
+		}
+		const { fd } = opened;
+		const unlock = locks.takeAll([`target:${target}`, inodeKey(opened.st)]);
+		if (unlock === null) {
+			closeSync(fd);
+			return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
+		}
+		// No waiting: the body must start to land before this handler first yields (blob/upload.ts).
+		const across = locks.across.tryTake(fd, ctx.log);
+		const release = () => {
+			if (across.kind === "held") across.release();
+			closeSync(fd);
+			unlock();
+		};
+		if (across.kind === "busy") {
+			release();
+			const why = heldElsewhere(path);
+			return refuse(path, offset, "upload_in_progress", why);
+		}
+		if (across.kind === "failed") {
+			release();
+			return refuse(path, offset, "write_failed", `cannot lock ${path}: ${across.why}; 0 bytes landed`);
+		}
+		if (sameFile(path, fd)) return { fd, release };
+		release();
+		if (tries === OPEN_TRIES) {
+			const why = `${path} was replaced ${OPEN_TRIES} times while this upload took its lock; 0 bytes landed`;
+			return refuse(path, offset, "file_changed", why);
+		}
+	}
+}
+
+/** Whether `path` still names the open file (a rename by another process may have replaced it). */
+function sameFile(path: string, fd: number): boolean {
+	try {
+		const named = statSync(path);
+		const own = fstatSync(fd);
+		return named.dev === own.dev && named.ino === own.ino;
+	} catch {
+		return false;
 	}
 }
 

@@ -6,10 +6,12 @@
  */
 import {
 	closeSync,
+	constants,
 	fchmodSync,
 	fchownSync,
 	fstatSync,
 	fsyncSync,
+	lstatSync,
 	mkdirSync,
 	openSync,
 	rmdirSync,
@@ -17,13 +19,26 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { errorText } from "../text/error-text.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, errno } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
+import { type CrossLocks, heldElsewhere, LOCK_WAIT_MS } from "./flock.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
-import { blobError } from "./parse.ts";
-import { cleanStaging, commit, discard, openStaging, park, replaceTarget, type StagingFile } from "./staging.ts";
+import { type BlobCode, blobError } from "./parse.ts";
+import {
+	cleanStaging,
+	commit,
+	commitNew,
+	discard,
+	openStaging,
+	park,
+	replaceTarget,
+	type StagingFile,
+} from "./staging.ts";
 import { openTarget } from "./target.ts";
 import { digestMismatch, digestsAfter, type Expected, mismatchReply, pipeBody, uploadReply } from "./upload.ts";
+
+/** The file under the target's name, opened only to lock it: never a link, never waiting on a FIFO. */
+const CURRENT = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
 /** The file being replaced, checked like any target (regular, not a pseudo-file); null when new. */
 function existing(target: string, ctx: Ctx, path: string, offset: number | null): Stats | null | Response {
@@ -70,6 +85,90 @@ function fsyncDir(dir: string): void {
 	}
 }
 
+/**
+ * Whether an upload in another process holds the target: then the PUT is refused before its body. One
+ * try, no waiting: the body must start to land before the handler first yields (blob/upload.ts).
+ */
+function lockedElsewhere(target: string, across: CrossLocks, log: (line: string) => void): boolean {
+	let fd: number;
+	try {
+		fd = openSync(target, CURRENT);
+	} catch {
+		return false;
+	}
+	try {
+		const lock = across.tryTake(fd, log);
+		if (lock.kind === "held") lock.release();
+		return lock.kind === "busy";
+	} finally {
+		closeSync(fd);
+	}
+}
+
+type Placed = "done" | { code: BlobCode; why: string };
+/** Times the file under the target's name is looked at again when it changed while this PUT waited. */
+const INSTALL_TRIES = 3;
+
+/**
+ * Puts the staging file in the target's place under the lock of the file it replaces (blob/flock.ts), so
+ * an append in another bridge never writes into a file this PUT unlinks, nor reports it as the target.
+ * A missing target is created by a link that fails when one appeared meanwhile: that one is locked first.
+ * `ready` gives the staging file its final metadata just before.
+ */
+async function install(
+	file: StagingFile,
+	target: string,
+	ready: () => void,
+	across: CrossLocks,
+	log: (line: string) => void,
+): Promise<Placed> {
+	for (let tries = 0; tries < INSTALL_TRIES; tries++) {
+		let fd: number;
+		try {
+			fd = openSync(target, CURRENT);
+		} catch (err) {
+			if (errno(err) !== "ENOENT") {
+				// A link or something else unopenable under the name: no file's bytes are lost by replacing it.
+				ready();
+				commit(file, target);
+				return "done";
+			}
+			ready();
+			if (commitNew(file, target)) return "done";
+			continue;
+		}
+		try {
+			if (!fstatSync(fd).isFile()) {
+				ready();
+				commit(file, target);
+				return "done";
+			}
+			const lock = await across.take(fd, log);
+			if (lock.kind === "busy") {
+				const why = `${heldElsewhere(target)} for ${LOCK_WAIT_MS / 1000} s`;
+				return { code: "upload_in_progress", why };
+			}
+			if (lock.kind === "failed") return { code: "write_failed", why: `cannot lock ${target}: ${lock.why}` };
+			try {
+				const named = lstatSync(target);
+				const own = fstatSync(fd);
+				if (named.dev !== own.dev || named.ino !== own.ino) continue;
+				ready();
+				commit(file, target);
+				return "done";
+			} finally {
+				if (lock.kind === "held") lock.release();
+			}
+		} finally {
+			closeSync(fd);
+		}
+	}
+	return {
+		code: "file_changed",
+		why: `${target} was replaced ${INSTALL_TRIES} times while this upload waited to replace it`,
+	};
+}
+
 export async function put(
 	req: Request,
 	path: string,
@@ -103,6 +202,10 @@ export async function put(
 		}
 	};
 	try {
+		if (old !== null && lockedElsewhere(target, locks.across, ctx.log)) {
+			const why = heldElsewhere(path);
+			return refuse(path, offset, "upload_in_progress", why);
+		}
 		cleanStaging(dirname(target));
 		const opened = openStaging(target, offset);
 		if (!opened.ok) {
@@ -141,16 +244,27 @@ export async function put(
 			ctx.note(path, at, 0, `${wrong}; this upload did not change ${path}`);
 			return mismatchReply(`${wrong}; nothing was kept: this upload did not change ${path}`, got);
 		}
+		let placed: Placed;
 		try {
 			fsyncSync(fd);
-			keepMetadata(fd, old);
-			commit(file, target);
+			placed = await install(file, target, () => keepMetadata(fd, old), locks.across, ctx.log);
 		} catch (err) {
 			drop();
 			const message = `cannot replace ${target}: ${errorText(err)}; nothing was kept and this upload did not change ${path}`;
 			ctx.log(`a2a-bridge: blob ${message}`);
 			ctx.note(path, at, 0, message);
 			return blobError("write_failed", message);
+		}
+		if (placed !== "done") {
+			// The body is whole and checked: it stays staged, and an empty PUT with offset finishes it later.
+			const size = at + landed;
+			const parked = park(file);
+			const kept = parked
+				? `its ${size} bytes are staged: PUT …&offset=${size} with an empty body finishes it`
+				: "its staged bytes could not be kept";
+			const message = `${placed.why}; this upload did not change ${path}, ${kept}`;
+			ctx.note(path, at, parked ? landed : 0, message);
+			return blobError(placed.code, message);
 		}
 		fsyncDir(dirname(target));
 		ctx.digests.remember(contentKey(fd), got.whole);

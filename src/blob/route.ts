@@ -2,9 +2,10 @@
  * Raw bytes over HTTP (contract §7). `PUT /blob` replaces a file atomically (blob/put.ts), `POST` appends
  * or resumes (blob/post.ts), `GET`/`HEAD` stream a file back (blob/download.ts). Guards in order: the
  * `blob` switch, the query, the digest fields, the bridge's own files, the upload cap. Invariants: one
- * upload per file (device and inode) at a time, the lock released on every exit; regular files only; the
- * body goes to disk as it arrives, never gathered in memory; every request leaves one audit record with
- * `{path, offset, bytes}` (uploads also `method`), never contents. A leaf: `node:fs` and HTTP, not the host.
+ * upload per file (device and inode; across processes a flock) at a time, the lock released on every
+ * exit; regular files only; the body goes to disk as it arrives, never gathered in memory; every request
+ * leaves one audit record with `{path, offset, bytes}` (uploads also `method`), never contents. A leaf:
+ * `node:fs` and HTTP, not the host.
  */
 import type { AuditRecord } from "../audit/log.ts";
 import type { BlobMode } from "../config/tokens.ts";
@@ -47,11 +48,10 @@ export interface BlobDeps {
 }
 
 /** The `/blob` route: replace (PUT), append (POST), download (GET) and size (HEAD), per contract §7. */
-export function createBlobRoute(deps: BlobDeps): ExtraRoute {
+export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraRoute {
 	let uploading = 0;
 	/** Uploads in flight per token name: each token stops at its share (contract §16). */
 	const byToken = new Map<string, number>();
-	const locks = new FileLocks();
 	const sending = new Sending();
 	const digests = new DigestCache();
 	const hashes = new HashJobs();

@@ -13,7 +13,9 @@ import {
 	closeSync,
 	constants,
 	fchmodSync,
+	fchownSync,
 	fstatSync,
+	linkSync,
 	lstatSync,
 	openSync,
 	readdirSync,
@@ -217,8 +219,18 @@ function create(target: string): Opened {
 	};
 }
 
-/** A cut PUT: the staging file keeps its bytes under its parked name for a resume; false if it could not. */
+/**
+ * A cut PUT: the staging file keeps its bytes under its parked name for a resume; false if it could not.
+ * It is made 0600 and this user's again (a PUT that was refused at the rename had given it the target's).
+ */
 export function park(file: StagingFile): boolean {
+	try {
+		const uid = process.getuid?.() ?? -1;
+		if (uid >= 0 && fstatSync(file.fd).uid !== uid) fchownSync(file.fd, uid, process.getgid?.() ?? -1);
+		fchmodSync(file.fd, 0o600);
+	} catch {
+		// A closed descriptor: nothing gave the file other metadata.
+	}
 	try {
 		renameSync(file.path, parkedName(file.path));
 		return true;
@@ -235,18 +247,42 @@ export function discard(file: StagingFile): void {
 	inFlight.delete(file.path);
 }
 
-/**
- * Renames the staging file over `target`, after checking the name still holds the file this PUT wrote
- * (nothing else renames a live upload's staging file; this guards against anything that did).
- */
-export function commit(file: StagingFile, target: string): void {
+function checkOwn(file: StagingFile): void {
 	const named = lstatSync(file.path);
 	const own = fstatSync(file.fd);
 	if (named.dev !== own.dev || named.ino !== own.ino) {
 		throw new Error(`${file.path} no longer names the file this upload wrote`);
 	}
+}
+
+/**
+ * Renames the staging file over `target`, after checking the name still holds the file this PUT wrote
+ * (nothing else renames a live upload's staging file; this guards against anything that did).
+ */
+export function commit(file: StagingFile, target: string): void {
+	checkOwn(file);
 	renameSync(file.path, target);
 	inFlight.delete(file.path);
+}
+
+/**
+ * Puts the staging file at `target`, which did not exist, by a hard link that fails when a file appeared
+ * there meanwhile (false: nothing changed; the caller locks that file first). A file system without hard
+ * links gets a rename.
+ */
+export function commitNew(file: StagingFile, target: string): boolean {
+	checkOwn(file);
+	try {
+		linkSync(file.path, target);
+	} catch (err) {
+		if (errno(err) === "EEXIST") return false;
+		renameSync(file.path, target);
+		inFlight.delete(file.path);
+		return true;
+	}
+	unlinkQuietly(file.path);
+	inFlight.delete(file.path);
+	return true;
 }
 
 /**

@@ -45,7 +45,9 @@ function classify(err: unknown, stalledFor: number | null): Exclude<Stop, null> 
 /**
  * Appends the body to `fd` (now `at` bytes long). Bun pipes it natively: no chunk passes through the JS
  * heap (a JS chunk loop with `writeSync` let the host's peak RSS grow past 100 MiB; docs/performance.md).
- * The stall watch's tick is the one place that looks at an upload while it streams.
+ * The stall watch's tick is the one place that looks at an upload while it streams. Call it before the
+ * handler first yields: a body Bun already holds whole goes out as a blob, and Bun 1.4 ftruncates the
+ * descriptor to the body's length first (an appended file cut, a staged one doubled; measured).
  */
 export async function pipeBody(
 	req: Request,

@@ -12,6 +12,7 @@ import {
 	mkdirSync,
 	readdirSync,
 	readFileSync,
+	readlinkSync,
 	statSync,
 	symlinkSync,
 	truncateSync,
@@ -71,6 +72,70 @@ function cpuSeconds(pid: number): number {
 	return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+const CHUNK = 64 * 1024;
+/** `size` bytes of lines naming `label` and their own position: any byte out of place shows. */
+function pattern(label: string, size: number): Uint8Array {
+	const out = new Uint8Array(size);
+	const enc = new TextEncoder();
+	for (let off = 0; off < size; ) {
+		const line = enc.encode(`${label}@${off}\n`);
+		out.set(line.subarray(0, size - off), off);
+		off += line.byteLength;
+	}
+	return out;
+}
+
+/** Whether the process has `file` open (a descriptor in /proc/<pid>/fd resolving to it). */
+function opens(pid: number, file: string): boolean {
+	for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+		try {
+			if (readlinkSync(`/proc/${pid}/fd/${fd}`) === file) return true;
+		} catch {
+			// Closed meanwhile.
+		}
+	}
+	return false;
+}
+
+type Answer = {
+	code?: string;
+	error?: string;
+	offset?: number;
+	written?: number;
+	size?: number;
+	sha256?: string;
+	request_sha256?: string;
+};
+type Tried = { body: Uint8Array; status: number; json: Answer };
+/** A raw reply's status and JSON body. */
+function reply(raw: string): { status: number; json: Answer } {
+	const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
+	const text = raw.slice(raw.indexOf("\r\n\r\n") + 4);
+	return { status, json: (text.startsWith("{") ? JSON.parse(text) : {}) as Answer };
+}
+
+/**
+ * The file is `head` then exactly the bodies of the 200s, each whole, in the order of their offsets, and
+ * every 200 says true: its offset, written, size, and sha256 of the file's first `size` bytes. The others
+ * were refused for another upload, never `file_changed` (which means bytes met).
+ */
+function wholeAppends(bytes: Uint8Array, head: Uint8Array, tries: Tried[]): void {
+	expect(Buffer.compare(bytes.subarray(0, head.byteLength), head)).toBe(0);
+	const ok = tries.filter(t => t.status === 200).sort((x, y) => (x.json.offset ?? 0) - (y.json.offset ?? 0));
+	let pos = head.byteLength;
+	for (const t of ok) {
+		const size = pos + t.body.byteLength;
+		expect(t.json).toMatchObject({ offset: pos, written: t.body.byteLength, size, request_sha256: sha(t.body) });
+		expect(Buffer.compare(bytes.subarray(pos, size), t.body)).toBe(0);
+		expect(t.json.sha256).toBe(sha(bytes.subarray(0, size)));
+		pos = size;
+	}
+	expect(pos).toBe(bytes.byteLength);
+	for (const t of tries.filter(x => x.status !== 200)) {
+		expect([t.status, ["offset_mismatch", "upload_in_progress"].includes(t.json.code ?? "")]).toEqual([409, true]);
+	}
+}
+
 type Write = { tool: string; isError: boolean; error?: string; token?: string; a: { path: string; bytes: number } };
 const writesOf = (host: Host, path: string): Write[] =>
 	auditRecords<{ tool: string; isError: boolean; error?: string; token?: string; args: string }>(
@@ -91,8 +156,9 @@ describe("/blob integrity (real hosts)", () => {
 		body: Uint8Array | string | null,
 		headers: Record<string, string> = {},
 		h: Host = host,
+		extra = "",
 	) =>
-		fetch(url(h, path), {
+		fetch(url(h, path, extra), {
 			method,
 			headers: { authorization: `Bearer ${h.token}`, ...headers },
 			body,
@@ -230,6 +296,124 @@ describe("/blob integrity (real hosts)", () => {
 				expect(ok).toContain(sha(readFileSync(file)));
 				for (const r of await Promise.all(reads)) expect(seen.has(r)).toBe(true);
 			}
+			expect(staged(dir)).toEqual([]);
+		});
+	}, 120_000);
+
+	test("defect 4, appends: two bridge processes POST to one file at once: the file is whole appends in some order, every 200 true (disk)", async () => {
+		const dir = join(host.home, "appends");
+		mkdirSync(dir);
+		const file = join(dir, "log.bin");
+		const head = pattern("head", 1000);
+		writeFileSync(file, head);
+		const tries: Tried[] = [];
+		await withHost({}, async other => {
+			// Staged: both bridges hold the file open at one size (their /proc fds) before either gets a byte.
+			const a = pattern("A", 8 * CHUNK);
+			const b = pattern("B", 8 * CHUNK);
+			const target = `/blob?path=${encodeURIComponent(file)}&offset=${head.byteLength}`;
+			const upA = await rawUpload(host, "POST", target, a.byteLength);
+			await waitFor("host A has the file open", () => opens(host.proc.pid, file));
+			const upB = await rawUpload(other, "POST", target, b.byteLength);
+			let answeredB = "";
+			void upB.reply.then(r => {
+				answeredB = r;
+			});
+			// Unlocked, B opens the file at the same size and streams; locked, it answers at once.
+			await waitFor("host B has the file open, or answered", () => opens(other.proc.pid, file) || answeredB !== "");
+			const grown = (size: number, timeoutMs = 20_000) =>
+				waitFor(`${file} at ${size} bytes`, () => statSync(file).size >= size, { timeoutMs });
+			const feedB = (from: number, to: number) => feed(upB.sock, b.subarray(from, to)).catch(() => {});
+			await feed(upA.sock, a.subarray(0, CHUNK));
+			await grown(head.byteLength + CHUNK);
+			// Unlocked, B's first chunk lands right behind A's: a bound on a growth that must not come.
+			await feedB(0, CHUNK);
+			await grown(head.byteLength + 2 * CHUNK, 500).catch(() => {});
+			await feed(upA.sock, a.subarray(CHUNK));
+			await grown(head.byteLength + a.byteLength);
+			await feedB(CHUNK, b.byteLength);
+			tries.push({ body: a, ...reply(await upA.reply) }, { body: b, ...reply(await upB.reply) });
+			// The disk: the head and one whole append, never the two mixed.
+			const one = [Buffer.concat([head, a]), Buffer.concat([head, b])].map(x => sha(x));
+			expect(one).toContain(sha(readFileSync(file)));
+
+			// Unsequenced: rounds of appends from both processes at the size each round starts from.
+			for (let round = 0; round < 6; round++) {
+				const at = statSync(file).size;
+				const bodies = [0, 1, 2, 3].map(i => pattern(`r${round}-${i}`, 128 * 1024 + i * 4099));
+				const answers = await Promise.all(
+					bodies.map(async (body, i) => {
+						const res = await send("POST", file, body, {}, i % 2 ? other : host, `&offset=${at}`);
+						return { body, status: res.status, json: (await res.json()) as Answer };
+					}),
+				);
+				tries.push(...answers);
+			}
+		});
+		const bytes = new Uint8Array(readFileSync(file));
+		wholeAppends(bytes, head, tries);
+		// Each bridge's audit agrees: one successful record per 200, with its bytes.
+		const wrote = tries.filter(t => t.status === 200).map(t => t.body.byteLength);
+		const audited = writesOf(host, file)
+			.filter(r => !r.isError)
+			.map(r => r.a.bytes);
+		expect(audited.length).toBeGreaterThan(0);
+		for (const n of audited) expect(wrote).toContain(n);
+	}, 120_000);
+
+	test("defect 4, appends: a PUT in one bridge while another appends: the rename waits; the POST's 200 is what the file holds; the PUT is parked, then finished", async () => {
+		const dir = join(host.home, "swap");
+		mkdirSync(dir);
+		const file = join(dir, "fw.bin");
+		const old = pattern("old", 64 * 1024);
+		writeFileSync(file, old);
+		const p = pattern("P", 1024 * 1024);
+		const q = pattern("Q", 64 * CHUNK);
+		await withHost({}, async other => {
+			const target = `/blob?path=${encodeURIComponent(file)}`;
+			const put = await rawUpload(other, "PUT", target, p.byteLength);
+			await feed(put.sock, p.subarray(0, p.byteLength - 1));
+			await waitFor("the PUT staged all but its last byte", () =>
+				staged(dir).some(n => statSync(join(dir, n)).size === p.byteLength - 1),
+			);
+			const post = await rawUpload(host, "POST", `${target}&offset=${old.byteLength}`, q.byteLength);
+			await feed(post.sock, q.subarray(0, CHUNK));
+			await waitFor("the POST's first chunk", () => statSync(file).size === old.byteLength + CHUNK);
+			// The PUT's body is whole while the POST still streams; the POST goes on until the PUT answers.
+			await feed(put.sock, p.subarray(p.byteLength - 1));
+			let answered = false;
+			const putReply = put.reply.then(r => {
+				answered = true;
+				return reply(r);
+			});
+			let sent = CHUNK;
+			while (!answered && sent < q.byteLength - CHUNK) {
+				await feed(post.sock, q.subarray(sent, sent + CHUNK));
+				sent += CHUNK;
+				await waitFor("the POST's chunk", () => statSync(file).size >= old.byteLength + sent);
+				await Promise.race([putReply, Bun.sleep(100)]);
+			}
+			const refused = await putReply;
+			// The PUT could not replace the file under the running append: 409, its bytes staged, the file as the POST left it.
+			expect([refused.status, refused.json.code]).toEqual([409, "upload_in_progress"]);
+			expect(refused.json.error).toContain(`its ${p.byteLength} bytes are staged`);
+			await feed(post.sock, q.subarray(sent));
+			const appended = reply(await post.reply);
+			const disk = new Uint8Array(readFileSync(file));
+			expect(appended.status).toBe(200);
+			expect(appended.json).toMatchObject({
+				offset: old.byteLength,
+				written: q.byteLength,
+				size: disk.byteLength,
+				sha256: sha(disk),
+				request_sha256: sha(q),
+			});
+			expect(sha(disk)).toBe(sha(Buffer.concat([old, q])));
+			// The staged PUT finishes with an empty body at its size: the file is the PUT's, whole.
+			const done = await send("PUT", file, "", {}, other, `&offset=${p.byteLength}`);
+			expect(done.status).toBe(200);
+			expect(await done.json()).toMatchObject({ sha256: sha(p), size: p.byteLength });
+			expect(sha(readFileSync(file))).toBe(sha(p));
 			expect(staged(dir)).toEqual([]);
 		});
 	}, 120_000);
