@@ -1,10 +1,10 @@
 /**
  * JSONL audit log (contract §9, §19). Invariants: one writer per process, and every write is a
  * synchronous append, so records land in call order with no rotation race; a record is whole in the file
- * or absent (bytes of a failed write are cut back) and always starts on its own line; a call's start and
- * done are synced to disk before the call goes on; a failed write never throws into the request path; a
- * generation path held by something the bridge did not make stops rotation, never the records; the file
- * is 0600 from creation; arguments are redacted before they are serialized; the token never reaches the file.
+ * or absent (bytes of a failed write are cut back), always starts on its own line, and is synced to disk
+ * right behind its write; a failed write never throws into the request path; a generation path held by
+ * something the bridge did not make stops rotation, never the records; the file is 0600 from creation;
+ * arguments are redacted before they are serialized; the token never reaches the file.
  */
 import {
 	closeSync,
@@ -219,7 +219,9 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		dirty = true;
 	};
 
-	// Group commit: records written while a sync runs share the next one, so a burst costs a few syncs.
+	// Group commit on Bun's thread pool, behind the writes: records written while a sync runs share the next
+	// one. A call does not wait for it (a sync costs about 1 ms on this kind of disk, the bridge's whole part of
+	// a call 0.1 ms); the record is in the file, whole, before the call goes on either way.
 	let dirty = false;
 	let syncing: Promise<void> | null = null;
 	let queued: Promise<void> | null = null;
@@ -262,7 +264,9 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 			close();
 			size = null;
 			fail(err);
+			return;
 		}
+		void synced();
 	};
 	const fail = (err: unknown): void => {
 		failed++;
@@ -324,7 +328,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		write,
 		calls: {
 			refused,
-			start: async c => {
+			start: async c =>
 				write({
 					id: c.id,
 					sid: c.sid,
@@ -334,10 +338,8 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					tool: c.tool,
 					args: c.args,
 					...(c.task !== undefined ? { task: c.task } : {}),
-				});
-				await synced();
-			},
-			done: async c => {
+				}),
+			done: async c =>
 				write({
 					id: c.id,
 					sid: c.sid,
@@ -350,9 +352,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					...(c.cancelled ? { cancelled: true } : {}),
 					...(c.abandoned ? { abandoned: true } : {}),
 					...(c.task !== undefined ? { task: c.task } : {}),
-				});
-				await synced();
-			},
+				}),
 		},
 		failures: () => failed,
 		flush: async () => {
