@@ -8,6 +8,7 @@
  */
 import {
 	closeSync,
+	constants,
 	fdatasync,
 	fdatasyncSync,
 	fstatSync,
@@ -177,8 +178,13 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 
 	/** Opens the live file; one whose last byte is no line end (a cut record, another writer) gets one first. */
 	const open = (): number => {
-		// Read and append: the last byte is read to know whether the file ends on a line boundary.
-		const opened = openSync(opts.path, "a+", 0o600);
+		// Read and append (the last byte tells whether the file ends on a line boundary); never blocking, so a
+		// FIFO planted at the path fails a write (EAGAIN) instead of freezing the host.
+		const opened = openSync(
+			opts.path,
+			constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+			0o600,
+		);
 		const st = fstatSync(opened);
 		size = st.size;
 		const last = Buffer.alloc(1);

@@ -184,18 +184,26 @@ export function readLiveRuntime(path: string, alive: (e: RuntimeEntry) => boolea
  * removes the file). A record that is not trusted is replaced: its content never reaches a reader anyway.
  * @internal
  */
-export function updateRuntime(path: string, change: (entries: RuntimeEntry[]) => RuntimeEntry[]): void {
-	withLock(path, () => {
-		const r = readLiveRuntime(path);
-		const next = change(r.kind === "ok" ? r.entries : []);
-		if (next.length > 0) {
-			writeFileAtomic0600(path, `${JSON.stringify({ hosts: next }, null, "\t")}\n`);
-			return;
-		}
-		try {
-			unlinkSync(path);
-		} catch {}
-	});
+export function updateRuntime(
+	path: string,
+	change: (entries: RuntimeEntry[]) => RuntimeEntry[],
+	note: (line: string) => void = () => {},
+): void {
+	withLock(
+		path,
+		() => {
+			const r = readLiveRuntime(path);
+			const next = change(r.kind === "ok" ? r.entries : []);
+			if (next.length > 0) {
+				writeFileAtomic0600(path, `${JSON.stringify({ hosts: next }, null, "\t")}\n`);
+				return;
+			}
+			try {
+				unlinkSync(path);
+			} catch {}
+		},
+		note,
+	);
 }
 
 /**
@@ -212,15 +220,16 @@ export function publishRuntime(
 	const start = seen.kind === "mine" && seen.start !== undefined ? { start: seen.start } : {};
 	const entry: RuntimeEntry = { ...where, pid: process.pid, ...start, started: new Date().toISOString() };
 	const failed = (what: string, err: unknown) => log(`A2A bridge: runtime file ${path}: ${what}: ${errorText(err)}`);
+	const note = (line: string) => log(`A2A bridge: ${line}`);
 	try {
-		updateRuntime(path, entries => withEntry(entries, entry));
+		updateRuntime(path, entries => withEntry(entries, entry), note);
 	} catch (err) {
 		failed("entry not written", err);
 		return () => {};
 	}
 	return () => {
 		try {
-			updateRuntime(path, entries => withoutEntry(entries, entry));
+			updateRuntime(path, entries => withoutEntry(entries, entry), note);
 		} catch (err) {
 			failed("entry not removed", err);
 		}

@@ -473,3 +473,17 @@ describe("issue 30: whole records on a full disk (defect 8), planted generations
 		expect(parsed(p)).toHaveLength(5);
 	});
 });
+
+describe("issue 30: a FIFO planted at the live path", () => {
+	test("records fill nothing that blocks: once the pipe is full a write fails (EAGAIN) and is reported; the host never freezes", async () => {
+		const p = join(dir, "audit.log");
+		Bun.spawnSync(["mkfifo", "-m", "600", p]);
+		const lines: string[] = [];
+		const log = createAuditLog({ path: p, log: l => lines.push(l) });
+		// About 200 KiB: more than a pipe holds (64 KiB). Before, the open alone blocked with no reader.
+		const big = { f: "x".repeat(110), g: "y".repeat(110), h: "z".repeat(110), i: "w".repeat(110) };
+		for (let i = 0; i < 200; i++) log.write({ id: `r${i}`, sid: SID, phase: "start", tool: "read", args: big });
+		expect(log.failures()).toBeGreaterThan(0);
+		expect(lines[0]).toContain(`audit record not written to ${p} (EAGAIN)`);
+	});
+});

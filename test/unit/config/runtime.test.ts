@@ -241,6 +241,19 @@ describe("hostile runtime files are not trusted", () => {
 		untrusted(/more than 65536/);
 	});
 
+	test("issue 30: a directory at the record's lock -> the entry is still written, and the log says the lock was not used", () => {
+		mkdirSync(`${path}.lock`);
+		const lines: string[] = [];
+		const config = join(dir, "a2a-bridge.json");
+		const unpublish = publishRuntime(config, INFO, l => lines.push(l));
+		expect(readRuntime(path).kind).toBe("ok");
+		expect(lines).toEqual([
+			`A2A bridge: ${path}.lock is a directory the bridge did not make (remove it); ${path} was changed without the lock`,
+		]);
+		unpublish();
+		expect(readRuntime(path)).toEqual({ kind: "absent" });
+	});
+
 	test("a symlinked record is replaced by a regular file on the next update, its target untouched", () => {
 		const real = join(dir, "real.json");
 		writeFileSync(real, "keep", { mode: 0o600 });
