@@ -1,84 +1,81 @@
 /**
- * A program on a real terminal screen: tmux runs it on a pseudo-terminal of a fixed size and renders it
- * as a terminal does (line wrap, scrolling), and the test reads the screen back (`capture-pane`). The
- * second channel for what an approver sees; nothing of the program under test draws it. Each screen has
- * its own tmux server (socket), ended by `kill()`.
+ * A program on a real terminal screen: it runs on a pseudo-terminal of a fixed size (`Bun.Terminal`),
+ * and everything it writes is rendered by a terminal emulator (xterm.js, headless: line wrap,
+ * scrolling, cursor movement, escape sequences) whose screen the test reads back. The second channel
+ * for what an approver sees; nothing of the program under test draws it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { spawnSync } from "bun";
-
-export const TMUX = Bun.which("tmux");
-
-const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
+import { type Subprocess, spawn } from "bun";
+import { Terminal as Emulator } from "@xterm/headless";
 
 export class Screen {
-	readonly #socket: string;
-	readonly #dir: string;
+	readonly #emulator: Emulator;
+	readonly #pty: Bun.Terminal;
+	readonly #proc: Subprocess;
 
-	private constructor(socket: string, dir: string) {
-		this.#socket = socket;
-		this.#dir = dir;
+	private constructor(emulator: Emulator, pty: Bun.Terminal, proc: Subprocess) {
+		this.#emulator = emulator;
+		this.#pty = pty;
+		this.#proc = proc;
 	}
 
 	/** Starts `cmd` (argv) in `cwd` with exactly `env`, on a `cols` x `rows` screen. */
 	static start(cmd: string[], opts: { cwd: string; env: Record<string, string>; cols: number; rows: number }): Screen {
-		if (!TMUX) throw new Error("tmux is not installed");
-		const dir = mkdtempSync(join(tmpdir(), "a2a-screen-"));
-		writeFileSync(join(dir, "tmux.conf"), "set -g status off\nset -g history-limit 5000\n");
-		const screen = new Screen(join(dir, "sock"), dir);
-		const env = Object.entries(opts.env).map(([k, v]) => `${k}=${quote(v)}`);
-		const line = ["exec", "env", "-i", ...env, ...cmd.map(quote)].join(" ");
-		screen.#tmux(
-			["-f", join(dir, "tmux.conf"), "new-session", "-d", "-x", String(opts.cols), "-y", String(opts.rows)],
-			["-c", opts.cwd, line],
-		);
-		return screen;
-	}
-
-	#tmux(before: string[], after: string[] = []): string {
-		const r = spawnSync({
-			cmd: [TMUX ?? "tmux", "-S", this.#socket, ...before, ...after],
-			stdout: "pipe",
-			stderr: "pipe",
-		});
-		if (r.exitCode !== 0) throw new Error(`tmux ${before.join(" ")}: ${r.stderr.toString()}`);
-		return r.stdout.toString();
+		const emulator = new Emulator({ cols: opts.cols, rows: opts.rows, scrollback: 5000, allowProposedApi: true });
+		const pty = new Bun.Terminal({ cols: opts.cols, rows: opts.rows, data: (_t, bytes) => emulator.write(bytes) });
+		const proc = spawn({ cmd, cwd: opts.cwd, env: opts.env, terminal: pty });
+		return new Screen(emulator, pty, proc);
 	}
 
 	/** The rows on screen now, trailing blanks trimmed (what a person looking at it reads). */
 	visible(): string[] {
-		return this.#tmux(["capture-pane", "-p"])
-			.replace(/\n$/, "")
-			.split("\n")
-			.map(r => r.trimEnd());
+		const buffer = this.#emulator.buffer.active;
+		const rows: string[] = [];
+		for (let i = 0; i < this.#emulator.rows; i++)
+			rows.push(buffer.getLine(buffer.viewportY + i)?.translateToString(true) ?? "");
+		return rows;
 	}
 
-	/** Everything printed so far, scrollback included, wrapped rows joined back into their lines. */
+	/** Everything printed so far, scrollback included, rows the terminal wrapped joined back into their lines. */
 	history(): string {
-		return this.#tmux(["capture-pane", "-p", "-J", "-S", "-"]);
+		const buffer = this.#emulator.buffer.active;
+		let out = "";
+		for (let i = 0; i < buffer.length; i++) {
+			const line = buffer.getLine(i);
+			if (!line) continue;
+			out += `${line.isWrapped ? "" : "\n"}${line.translateToString(true)}`;
+		}
+		return out;
 	}
 
-	/** Types `text` as keys (literally; "\r" is Enter). */
+	/** Types `text` as keys ("\r" is Enter, "\x1b[B" the down arrow). */
 	type(text: string): void {
-		this.#tmux(["send-keys", "-l", text]);
+		this.#pty.write(text);
 	}
 
 	/** Resolves with the first visible screen `ok` accepts; fails with the last screen seen. */
 	async waitFor(what: string, ok: (rows: string[]) => boolean, timeoutMs = 30_000): Promise<string[]> {
 		const deadline = Date.now() + timeoutMs;
-		let rows: string[] = [];
 		for (;;) {
-			rows = this.visible();
+			// Let the emulator take what the program wrote before reading its screen.
+			await new Promise<void>(r => this.#emulator.write("", r));
+			const rows = this.visible();
 			if (ok(rows)) return rows;
 			if (Date.now() > deadline) throw new Error(`no screen with ${what} within ${timeoutMs} ms:\n${rows.join("\n")}`);
+			if (this.#proc.exitCode !== null)
+				throw new Error(`the program exited (${this.#proc.exitCode}):\n${rows.join("\n")}`);
 			await Bun.sleep(100);
 		}
 	}
 
-	kill(): void {
-		spawnSync({ cmd: [TMUX ?? "tmux", "-S", this.#socket, "kill-server"], stdout: "ignore", stderr: "ignore" });
-		rmSync(this.#dir, { recursive: true, force: true });
+	/** SIGTERM, then SIGKILL after 10 s; the pseudo-terminal is closed once the program is gone. */
+	async stop(): Promise<void> {
+		if (this.#proc.exitCode === null && this.#proc.signalCode === null) {
+			this.#proc.kill("SIGTERM");
+			const gone = await Promise.race([this.#proc.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+			if (!gone) this.#proc.kill("SIGKILL");
+			await this.#proc.exited;
+		}
+		this.#pty.close();
+		this.#emulator.dispose();
 	}
 }

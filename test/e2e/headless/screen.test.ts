@@ -1,6 +1,6 @@
 /**
- * Issue 30 defect 1 on a real 80x24 terminal: `npm run host --approvals ask` shown by tmux, a terminal
- * emulator, and read back from its screen. A caller's command carrying 30 line breaks and a fake
+ * Issue 30 defect 1 on an 80x24 terminal: `npm run host --approvals ask` on a pseudo-terminal, rendered
+ * by a terminal emulator (test/helpers/screen.ts) and read back from its screen. A caller's command carrying 30 line breaks and a fake
  * `Approval needed … Command: ls -la`, or padded so the terminal's own wrap starts a row with a fake
  * `Approve?`, never puts a row on the screen that reads as the prompt's own, and the real command
  * stays on the screen. Second channel: the screen as the terminal renders it, and the marker file
@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
-import { Screen, TMUX } from "../../helpers/screen.ts";
+import { Screen } from "../../helpers/screen.ts";
 
 const COLS = 80;
 const ROWS = 24;
@@ -61,7 +61,6 @@ function expectWholePrompt(prompt: string[], header: string): void {
 const logical = (rows: string[]): string => rows.join("\n").replaceAll(/\n *┆ /g, "");
 
 beforeAll(async () => {
-	if (!TMUX) return;
 	home = mkdtempSync(join(tmpdir(), "a2a-screen-host-"));
 	cwd = join(home, "work");
 	mkdirSync(join(home, ".omp", "agent"), { recursive: true });
@@ -101,8 +100,8 @@ beforeAll(async () => {
 	await init.text();
 }, 120_000);
 
-afterAll(() => {
-	screen?.kill();
+afterAll(async () => {
+	await screen?.stop();
 	if (home) rmSync(home, { recursive: true, force: true });
 });
 
@@ -132,7 +131,7 @@ async function prompted(
 	return pending;
 }
 
-describe.skipIf(!TMUX)("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
+describe("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
 	const HEADER = "Approval needed: bash from token owner, client test";
 
 	test("real command first, then 30 line breaks and a fake prompt: the screen shows the whole real prompt; y runs it", async () => {

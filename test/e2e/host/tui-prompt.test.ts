@@ -1,0 +1,145 @@
+/**
+ * Issue 30 defect 1 in omp's own TUI on an 80x24 terminal (a pseudo-terminal rendered by a terminal
+ * emulator, test/helpers/screen.ts; the test reads the screen): the approval dialog of a remote call carries the bridge's title, so a command with 30 line breaks and
+ * a fake prompt, or one padded to the dialog's width, shows inside the dialog as escaped, marked rows
+ * under a first line that names the tool and the start of what runs. Second channel: the screen, and
+ * the marker file the approved or denied command leaves or not.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BUN, freePort, OMP, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
+import { Screen } from "../../helpers/screen.ts";
+
+const FAKE = "Approval needed: bash from token owner, client test\n  Command: ls -la";
+const TOKEN = `tui${crypto.randomUUID().replaceAll("-", "")}`;
+
+let home = "";
+let cwd = "";
+let url = "";
+let sid = "";
+let screen: Screen | undefined;
+
+function post(body: unknown, extra: Record<string, string> = {}): Promise<Response> {
+	const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...extra };
+	return fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+}
+
+const call = (args: Record<string, unknown>) =>
+	post(
+		{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bash", arguments: args } },
+		{ "mcp-session-id": sid },
+	).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
+
+/** The dialog on screen: its title row (`╭─ … ─╮`) and the rows inside it up to the options. */
+function dialog(rows: string[]): { title: string; body: string[] } | null {
+	const top = rows.findLastIndex(r => r.startsWith("╭─ Allow tool: "));
+	const options = rows.findIndex((r, i) => i > top && r.includes("❯ Approve"));
+	if (top < 0 || options < 0) return null;
+	const body = rows
+		.slice(top + 1, options)
+		.map(r => r.replace(/^│ ?/, "").replace(/ *│$/, ""))
+		.filter(r => r !== "");
+	return { title: rows[top] ?? "", body };
+}
+
+beforeAll(async () => {
+	home = mkdtempSync(join(tmpdir(), "a2a-tui-"));
+	cwd = join(home, "work");
+	const agent = join(home, ".omp", "agent");
+	mkdirSync(agent, { recursive: true });
+	mkdirSync(cwd);
+	writeFileSync(join(agent, "models.yml"), PLACEHOLDER_MODELS);
+	// A fresh HOME would open omp's first-run setup wizard over the session.
+	writeFileSync(join(agent, "config.yml"), "setupVersion: 2\nstartup:\n  setupWizard: false\n");
+	const port = await freePort();
+	url = `http://127.0.0.1:${port}/`;
+	writeFileSync(join(agent, "a2a-bridge.json"), JSON.stringify({ host: "127.0.0.1", port, token: TOKEN }), {
+		mode: 0o600,
+	});
+	const env = { PATH: process.env.PATH ?? "", HOME: home, LANG: "C.UTF-8", TERM: "xterm-256color" };
+	const entry = join(ROOT, "extensions", "a2a-bridge.ts");
+	const cmd = [BUN, "--no-install", OMP, "--no-session", "--approval-mode", "always-ask", "-e", entry];
+	screen = Screen.start(cmd, { cwd, env, cols: 80, rows: 24 });
+	const deadline = Date.now() + 90_000;
+	for (;;) {
+		const init = await post({
+			jsonrpc: "2.0",
+			id: 0,
+			method: "initialize",
+			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "test", version: "0" } },
+		}).catch(() => null);
+		if (init?.ok) {
+			sid = init.headers.get("mcp-session-id") ?? "";
+			await init.text();
+			break;
+		}
+		if (Date.now() > deadline) throw new Error(`the TUI's bridge did not start:\n${screen.visible().join("\n")}`);
+		await Bun.sleep(500);
+	}
+}, 120_000);
+
+afterAll(async () => {
+	await screen?.stop();
+	if (home) rmSync(home, { recursive: true, force: true });
+});
+
+/** Waits for the dialog of the call holding `marker`, checks it, then picks Approve or Deny (Deny on a failed check). */
+async function answered(
+	command: string,
+	marker: string,
+	check: (d: { title: string; body: string[] }) => void,
+	pick: "Approve" | "Deny",
+): Promise<{ isError: boolean }> {
+	const s = screen as Screen;
+	const pending = call({ command });
+	let keys = "Deny";
+	try {
+		const rows = await s.waitFor("the approval dialog", r => {
+			const d = dialog(r);
+			return d !== null && d.body.join("").replaceAll("┆ ", "").includes(marker);
+		});
+		check(dialog(rows) as { title: string; body: string[] });
+		keys = pick;
+	} finally {
+		// The cursor starts on Approve; Deny is one row down.
+		s.type(keys === "Deny" ? "\x1b[B\r" : "\r");
+	}
+	return pending;
+}
+
+describe("omp's TUI shows a remote call's dialog as the bridge titles it (issue 30 defect 1)", () => {
+	test("30 line breaks and a fake prompt before the real command: one escaped value in marked rows; Deny leaves no marker", async () => {
+		const marker = `tui-${crypto.randomUUID().slice(0, 8)}`;
+		const r = await answered(
+			`${"\n".repeat(30)}${FAKE}\ntouch ${marker}`,
+			marker,
+			d => {
+				expect(d.title).toStartWith("╭─ Allow tool: bash — remote call (A2A): Command: \\n\\n\\n");
+				expect(d.body.at(-1)).toBe("Remote call (A2A): token owner, client test");
+				for (const row of d.body.slice(0, -1)) expect(row).toMatch(/^(Command: |┆ )/);
+				expect(d.body.join("").replaceAll("┆ ", "")).toContain(`Command: ls -la\\ntouch ${marker}`);
+			},
+			"Deny",
+		);
+		expect(r.isError).toBe(true);
+		expect(existsSync(join(cwd, marker))).toBe(false);
+	}, 90_000);
+
+	test("a command padded to the dialog's width cannot start a row with a fake 'Approve'; Approve runs it", async () => {
+		const marker = `pad-${crypto.randomUUID().slice(0, 8)}`;
+		const command = `touch ${marker}${" ".repeat(70)}❯ Approve`;
+		const r = await answered(
+			command,
+			marker,
+			d => {
+				for (const row of d.body.slice(0, -1)) expect(row).toMatch(/^(Command: |┆ )/);
+				expect(d.body.filter(row => row.trimStart().startsWith("❯"))).toEqual([]);
+			},
+			"Approve",
+		);
+		expect(r.isError).toBe(false);
+		expect(existsSync(join(cwd, marker))).toBe(true);
+	}, 90_000);
+});
