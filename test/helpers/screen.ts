@@ -4,8 +4,9 @@
  * scrolling, cursor movement, escape sequences) whose screen the test reads back. The second channel
  * for what an approver sees; nothing of the program under test draws it.
  */
-import { type Subprocess, spawn } from "bun";
+
 import { Terminal as Emulator } from "@xterm/headless";
+import { type Subprocess, spawn } from "bun";
 
 export class Screen {
 	readonly #emulator: Emulator;

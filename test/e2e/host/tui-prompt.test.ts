@@ -98,7 +98,7 @@ async function answered(
 	try {
 		const rows = await s.waitFor("the approval dialog", r => {
 			const d = dialog(r);
-			return d !== null && d.body.join("").replaceAll("┆ ", "").includes(marker);
+			return d?.body.join("").replaceAll("┆ ", "").includes(marker) === true;
 		});
 		check(dialog(rows) as { title: string; body: string[] });
 		keys = pick;
