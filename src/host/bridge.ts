@@ -10,7 +10,7 @@ import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "..
 import { errorText } from "../text/error-text.ts";
 import { Catalog } from "./catalog.ts";
 import { lendCallSignal, type PromptUi, type Retitle, withCallSignal } from "./prompt-signal.ts";
-import { approvalTitle, dialogTitle, hostDetails } from "./prompt-text.ts";
+import { approvalTitle, dialogRowWidth, dialogTitle, hostDetails } from "./prompt-text.ts";
 import {
 	type HostAccess,
 	type HostJobManager,
@@ -111,7 +111,9 @@ export class HostBridge {
 	 */
 	#retitle(req: ToolCallRequest, tool: HostTool, args: Record<string, unknown>): Retitle {
 		return (title, options) => {
-			if (!(options.includes("Approve") && options.includes("Deny"))) return dialogTitle(title, req.caller);
+			// The TUI draws on this process's stdout; under rpc it is a pipe and lines stay whole.
+			const width = dialogRowWidth(process.stdout);
+			if (!(options.includes("Approve") && options.includes("Deny"))) return dialogTitle(title, req.caller, width);
 			let details: string[] | null = null;
 			try {
 				details = hostDetails(tool.formatApprovalDetails?.(args));
@@ -119,7 +121,7 @@ export class HostBridge {
 				// The host failed on it too before asking; the title then shows the host's own text.
 			}
 			const order = this.#catalog.argumentOrder(req.name, tool);
-			return approvalTitle(title, { tool: req.name, args, order, details, caller: req.caller });
+			return approvalTitle(title, { tool: req.name, args, order, details, caller: req.caller, width });
 		};
 	}
 

@@ -11,8 +11,10 @@
  *   <name>: <value>   for every argument those lines do not show whole, in the tool's schema order
  *   Remote call (A2A): token <name>[, client <client>]
  *
- * Every line is cut into rows of ROW_WIDTH columns, continuation rows marked (src/text/rows.ts); a
- * long value keeps its start and end, says how much is not shown, and gives its size and SHA-256. The
+ * In the TUI (the host's stdout is a terminal) every line is cut into rows that fit its dialog, each
+ * continuation row marked (src/text/rows.ts), so the TUI's own wrap never starts a row with caller text;
+ * over rpc the lines stay whole and the client lays them out (the headless host does so at its own
+ * width). A long value keeps its start and end, says how much is not shown, and gives its size and SHA-256. The
  * first line differs from any the host writes (`Allow tool: <tool>` alone), which is how the headless
  * host knows a title is the bridge's (`parseApprovalTitle`, src/headless/frames.ts). Pure.
  */
@@ -21,8 +23,15 @@ import type { CallerInfo } from "../core/types.ts";
 import { rows } from "../text/rows.ts";
 import { cutShown, showExactly, showExactlyCut, showSafely } from "../text/show.ts";
 
-/** Narrower than an 80-column terminal less the TUI dialog's frame or the headless host's indent. @internal */
-export const ROW_WIDTH = 72;
+/** Columns of the TUI's dialog frame (border and padding each side) and a margin. */
+const DIALOG_FRAME = 8;
+/** Narrowest rows cut for a dialog, however narrow the terminal. */
+const MIN_ROW_WIDTH = 40;
+
+/** Row width for the host's dialog: its terminal's width less the frame in the TUI; Infinity over rpc. */
+export function dialogRowWidth(out: { isTTY?: boolean; columns?: number }): number {
+	return out.isTTY && out.columns ? Math.max(MIN_ROW_WIDTH, out.columns - DIALOG_FRAME) : Number.POSITIVE_INFINITY;
+}
 /** Shown characters of one value: about eight rows. */
 const VALUE_MAX = 560;
 /** Shown characters of the start of what runs on the first line. */
@@ -38,6 +47,8 @@ export interface PromptCall {
 	/** The tool's own detail lines for these arguments, as the host builds them (null: the tool has none). */
 	details: readonly string[] | null;
 	caller: Pick<CallerInfo, "tokenName" | "client">;
+	/** Columns a row may take (`dialogRowWidth`); Infinity keeps each line whole. */
+	width: number;
 }
 
 /** The last line: whose remote call this is. Read back by the headless host. */
@@ -123,7 +134,7 @@ function argumentLines(call: PromptCall, details: readonly string[]): ArgumentLi
 
 const startOf = (line: string | undefined): string => (line ? cutShown(line, START_MAX) : "");
 
-const layout = (lines: readonly string[]): string[] => lines.flatMap(l => rows(l, ROW_WIDTH));
+const layout = (lines: readonly string[], width: number): string[] => lines.flatMap(l => rows(l, width));
 
 /**
  * The title for the host's approval `select` of a remote call. `hostTitle` is the host's; when it is not
@@ -152,7 +163,7 @@ export function approvalTitle(hostTitle: string, call: PromptCall): string {
 				.join(", ");
 		return [
 			`Allow tool: ${tool} — remote call (A2A): ${startOf(start)}`,
-			...layout(body),
+			...layout(body, call.width),
 			promptLabel(call.caller),
 		].join("\n");
 	}
@@ -161,15 +172,18 @@ export function approvalTitle(hostTitle: string, call: PromptCall): string {
 		: hostTitle;
 	const shown = showExactlyCut(rest, VALUE_MAX * 2);
 	body = [`the host's prompt text, not checked against the call's arguments: ${shown}`];
-	return [`Allow tool: ${tool} — remote call (A2A): ${startOf(shown)}`, ...layout(body), promptLabel(call.caller)].join(
-		"\n",
-	);
+	const first = `Allow tool: ${tool} — remote call (A2A): ${startOf(shown)}`;
+	return [first, ...layout(body, call.width), promptLabel(call.caller)].join("\n");
 }
 
 /** Any other dialog a remote call opens: its title as one exactly-shown value, then whose call it is. */
-export function dialogTitle(hostTitle: string, caller: Pick<CallerInfo, "tokenName" | "client">): string {
+export function dialogTitle(
+	hostTitle: string,
+	caller: Pick<CallerInfo, "tokenName" | "client">,
+	width = Number.POSITIVE_INFINITY,
+): string {
 	return [
-		...layout([`A dialog of a remote call (A2A): ${showExactlyCut(hostTitle, VALUE_MAX)}`]),
+		...layout([`A dialog of a remote call (A2A): ${showExactlyCut(hostTitle, VALUE_MAX)}`], width),
 		promptLabel(caller),
 	].join("\n");
 }

@@ -3,7 +3,13 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { formatPrompt } from "../../../src/headless/cli.ts";
 import { parseApprovalTitle } from "../../../src/headless/frames.ts";
-import { approvalTitle, dialogTitle, hostDetails, type PromptCall, ROW_WIDTH } from "../../../src/host/prompt-text.ts";
+import {
+	approvalTitle,
+	dialogRowWidth,
+	dialogTitle,
+	hostDetails,
+	type PromptCall,
+} from "../../../src/host/prompt-text.ts";
 import { CONTINUED } from "../../../src/text/rows.ts";
 import { hasHidden } from "../../../src/text/show.ts";
 
@@ -17,6 +23,8 @@ const writeDetails = (a: Record<string, unknown>) => [
 	`Content:\n${cut(String(a.content))}`,
 ];
 const CALLER = { tokenName: "ci", client: "claude-code" };
+/** The rows of an 80-column TUI (`dialogRowWidth`). */
+const ROW_WIDTH = 72;
 const BASH_ORDER = ["command", "env", "timeout", "cwd", "pty", "async"];
 const HUB_ORDER = [
 	"op",
@@ -34,7 +42,7 @@ const HUB_ORDER = [
 ];
 
 function titleFor(tool: string, args: Record<string, unknown>, order: string[], details: string[] | null): string {
-	const call: PromptCall = { tool, args, order, details, caller: CALLER };
+	const call: PromptCall = { tool, args, order, details, caller: CALLER, width: ROW_WIDTH };
 	return approvalTitle(hostTitle(tool, details ?? []), call);
 }
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -167,6 +175,7 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 			order: BASH_ORDER,
 			details: ["Command: rm x"],
 			caller: CALLER,
+			width: ROW_WIDTH,
 		});
 		expect(withReason.split("\n").slice(1, 3)).toEqual([
 			"Reason: Prompt required by bash pattern: rm *",
@@ -179,11 +188,29 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 			order: BASH_ORDER,
 			details: ["Command: rm x"],
 			caller: CALLER,
+			width: ROW_WIDTH,
 		});
 		expect(revised.replaceAll(`\n${CONTINUED}`, "").split("\n")[1]).toBe(
 			"the host's prompt text, not checked against the call's arguments: Command: rm -rf /\\nfake",
 		);
 		expect(revised).not.toContain("rm x");
+	});
+
+	test("rows are cut for the TUI only: over rpc (stdout not a terminal) every line stays whole", () => {
+		expect(dialogRowWidth({ isTTY: true, columns: 80 })).toBe(72);
+		expect(dialogRowWidth({ isTTY: true, columns: 30 })).toBe(40);
+		expect(dialogRowWidth({ isTTY: false, columns: 80 })).toBe(Number.POSITIVE_INFINITY);
+		expect(dialogRowWidth({})).toBe(Number.POSITIVE_INFINITY);
+		const command = `touch ${"x".repeat(200)}\nrm -rf ~`;
+		const whole = approvalTitle(hostTitle("bash", [`Command: ${command}`]), {
+			tool: "bash",
+			args: { command },
+			order: BASH_ORDER,
+			details: [`Command: ${command}`],
+			caller: CALLER,
+			width: Number.POSITIVE_INFINITY,
+		});
+		expect(whole.split("\n")[1]).toBe(`Command: touch ${"x".repeat(200)}\\nrm -rf ~`);
 	});
 
 	test("hostDetails follows the host: a string or the non-empty strings of an array; anything else none", () => {
