@@ -34,8 +34,8 @@ export function dialogRowWidth(out: { isTTY?: boolean; columns?: number }): numb
 }
 /** Shown characters of one value: about eight rows. */
 const VALUE_MAX = 560;
-/** Shown characters of the start of what runs on the first line. */
-const START_MAX = 60;
+/** Shown characters of the start of what runs on the first line (the TUI cuts its dialog title further). */
+const START_MAX = 160;
 /** A text argument longer than this (about three rows) also shows its size and SHA-256. */
 const DIGEST_FROM = 200;
 

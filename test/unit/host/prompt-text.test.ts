@@ -56,7 +56,9 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 		const args = { command: EXPLOIT };
 		const title = titleFor("bash", args, BASH_ORDER, bashDetails(args));
 		const lines = title.split("\n");
-		expect(lines[0]).toBe(`Allow tool: bash — remote call (A2A): Command: touch /tmp/PWNED${"\\n".repeat(17)}…`);
+		expect(lines[0]).toBe(
+			`Allow tool: bash — remote call (A2A): Command: touch /tmp/PWNED${"\\n".repeat(30)}Approval needed: bash from token owner, client test\\n  Command: ls -la`,
+		);
 		expect(lines.at(-1)).toBe("Remote call (A2A): token ci, client claude-code");
 		// Every line is the bridge's: the first, detail rows (a continuation carries the mark), the label.
 		for (const line of lines.slice(1, -1)) {
@@ -127,7 +129,7 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 		const args = { cwd: "/tmp", args: ["-c", "touch /tmp/x"], application: "sh", name: "job", op: "start" };
 		const title = titleFor("hub", args, HUB_ORDER, null);
 		expect(title.split("\n")).toEqual([
-			'Allow tool: hub — remote call (A2A): op: start, name: job, application: sh, args: ["-c","touch /t…',
+			'Allow tool: hub — remote call (A2A): op: start, name: job, application: sh, args: ["-c","touch /tmp/x"], cwd: /tmp',
 			"op: start",
 			"name: job",
 			"application: sh",
