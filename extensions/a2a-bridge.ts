@@ -9,14 +9,14 @@ import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
 import { type AuditLog, auditGenerations, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
-import { type BridgeConfig, defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
+import { defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
 import { loadConfig, pinPort } from "../src/config/file.ts";
 import { publishRuntime, readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
 import { watchConfigFile } from "../src/config/watch.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
 import { progressIntervalMs } from "../src/core/progress.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
-import { a2aCommand } from "../src/host/a2a-command.ts";
+import { a2aCommand, type CommandTarget } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { entryName, startNotice } from "../src/host/commands.ts";
@@ -29,18 +29,9 @@ import { createHostLlmRoute } from "../src/takeover/route.ts";
 import { Takeover } from "../src/takeover/takeover.ts";
 import { errorText } from "../src/text/error-text.ts";
 
-interface Running {
+/** A running endpoint: what `/a2a` and live config edits act on, and the binding that stops it. */
+interface Running extends CommandTarget {
 	binding: Binding;
-	server: BridgeServer;
-	url: string;
-	configPath: string;
-	config: BridgeConfig;
-	audit: AuditLog;
-	approvals(): string[];
-	randomPort: boolean;
-	entryName: string;
-	others(): Array<{ url: string; pid: number; cwd: string }>;
-	unsaved: Set<string>;
 }
 
 interface ProcessState {
@@ -49,6 +40,10 @@ interface ProcessState {
 	takeover?: Takeover;
 	/** Remote calls by tool call id, for the approval-prompt label (one listener per process). */
 	remote?: RemoteCalls;
+	/** The process's audit log: the takeover's records land in it whether or not an endpoint runs. */
+	audit?: AuditLog;
+	/** The server of the endpoint opened last, set before it binds: the audit scrubs its live secrets. */
+	server?: BridgeServer;
 }
 
 const STATE_KEY = Symbol.for("pi-a2a-ext.process-state");
@@ -62,8 +57,18 @@ function remoteCalls(): RemoteCalls {
 	return state.remote;
 }
 
+function processAudit(): AuditLog {
+	state.audit ??= createAuditLog({
+		path: defaultAuditPath(),
+		log: logLine,
+		secrets: () => state.server?.secrets ?? [],
+	});
+	return state.audit;
+}
+
 function processTakeover(): Takeover {
-	state.takeover ??= new Takeover(takeoverHost(), record => state.endpoint.running?.audit.write(record));
+	const audit = processAudit();
+	state.takeover ??= new Takeover(takeoverHost(), record => audit.write(record));
 	return state.takeover;
 }
 
@@ -79,13 +84,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
-	let server: BridgeServer | undefined;
-	const auditPath = defaultAuditPath();
-	const audit = createAuditLog({
-		path: auditPath,
-		log: logLine,
-		secrets: () => server?.secrets ?? config.token,
-	});
+	const audit = processAudit();
 	const bridge = new HostBridge(hostAccess(pi));
 	// Extra authenticated routes (contract §3); each feature module plugs in one entry here.
 	const routes: Record<string, ExtraRoute> = {};
@@ -99,12 +98,12 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		ownFiles: () => [
 			configPath,
 			`${configPath}.lock`,
-			...auditGenerations(auditPath),
+			...auditGenerations(audit.path),
 			runtimePath(configPath),
 			`${runtimePath(configPath)}.lock`,
 		],
 	});
-	server = new BridgeServer(
+	const server = new BridgeServer(
 		{
 			version: pkg.version,
 			// Built at each handshake from what the host lists then (contract §20).
@@ -130,6 +129,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			taskWindowMs: nonNegative(process.env.A2A_BRIDGE_TASK_WINDOW_MS),
 		},
 	);
+	state.server = server;
 	// Testing knob: a short idle bound lets the end-to-end suite see a held call outlive it quickly.
 	const bound = bindBun(server.handle, config.host, config.port, positive(process.env.A2A_BRIDGE_IDLE_TIMEOUT_S));
 	if (bound.fallbackFrom !== undefined) {
@@ -140,7 +140,6 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	}
 	const hostPart = config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
 	const url = `http://${hostPart}:${bound.binding.port}/`;
-	const live = server;
 	const notify = (text: string, level: "info" | "warning" | "error"): void => {
 		try {
 			ctx.ui.notify(text, level);
@@ -159,24 +158,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		for (const n of notes) notify(`A2A bridge: ${n}`, "warning");
 	}
 	const unpublish = publishRuntime(configPath, { url, port: bound.binding.port, cwd: mainCwd() }, logLine);
-	let unwatch = (): void => {};
-	const binding: Binding = {
-		port: bound.binding.port,
-		stop: async () => {
-			unwatch();
-			unpublish();
-			live.cancelTasks();
-			const graceful = bound.binding.stop();
-			const drained = await Promise.race([graceful.then(() => true), Bun.sleep(RELEASE_GRACE_MS).then(() => false)]);
-			if (!drained) {
-				live.cancelAll();
-				await graceful;
-			}
-			await audit.flush();
-		},
-	};
-	const running: Running = {
-		binding,
+	const target: CommandTarget = {
 		server,
 		url,
 		configPath,
@@ -190,8 +172,20 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		unsaved: new Set(),
 	};
 	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
-	unwatch = watchConfigFile(configPath, configEditApplier(running, notify), logLine);
-	return running;
+	const unwatch = watchConfigFile(configPath, configEditApplier(target, notify), logLine);
+	const stop = async (): Promise<void> => {
+		unwatch();
+		unpublish();
+		server.cancelTasks();
+		const graceful = bound.binding.stop();
+		const drained = await Promise.race([graceful.then(() => true), Bun.sleep(RELEASE_GRACE_MS).then(() => false)]);
+		if (!drained) {
+			server.cancelAll();
+			await graceful;
+		}
+		await audit.flush();
+	};
+	return { ...target, binding: { port: bound.binding.port, stop } };
 }
 
 function otherBridges(configPath: string): Array<{ url: string; pid: number; cwd: string }> {

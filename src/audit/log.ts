@@ -100,7 +100,6 @@ export interface AuditLog {
 	path: string;
 	write(record: AuditRecord): void;
 	calls: Required<CallAudit>;
-	failures(): number;
 	flush(): Promise<void>;
 }
 
@@ -360,7 +359,6 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 					...(c.task !== undefined ? { task: c.task } : {}),
 				}),
 		},
-		failures: () => failed,
 		flush: async () => {
 			for (const name of [...windows.keys()]) closeWindow(name);
 			await synced();

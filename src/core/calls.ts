@@ -1,18 +1,18 @@
 /**
  * The life of a `tools/call` (contract §6.4): the in-flight table (bounded, keyed by session and
- * request id), the two audit records around the tool run, the JSON or SSE response, and
- * cancellation. A cancelled call is answered at once; the tool's own abort stops the work, and the
- * call keeps its slot until it has (contract §15). The connection's idle timer is off while it runs.
- * Each era hands over its rules (`EraRules`); the table knows no era by name.
+ * request id) checks a call, registers it, runs it between its two audit records and hands it to
+ * one answer port (answers.ts) chosen by the era's rules. A cancelled call is answered at once; the
+ * tool's own abort stops the work, and the call keeps its slot until it has (contract §15). Each era
+ * hands over its rules (`EraRules`); the table knows no era by name.
  */
-import { errorDetail } from "../text/error-text.ts";
-import { ERRORS, type ErrorKind, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
+import type { AnswerPort } from "./answers.ts";
+import { streamOrJson } from "./answers.ts";
+import { type ErrorKind, type RpcId, rpcError } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
-import { acceptsEventStream, openSseCall, type ProgressToken, type SseTimings } from "./progress.ts";
+import type { SseTimings } from "./progress.ts";
 import { abort, runCall } from "./run.ts";
 import { fairShare } from "./sessions.ts";
-import { answerOrTask, detachable, type TaskMode } from "./task-route.ts";
-import type { BridgeDeps, CallerInfo, Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
+import type { BridgeDeps, CallerInfo, Connection, InFlightCall } from "./types.ts";
 
 /** @internal */
 export const MAX_CALLS_IN_FLIGHT = 256;
@@ -30,6 +30,11 @@ export interface EraRules {
 	resultExtra: Readonly<Record<string, unknown>>;
 	/** The row for `tools/call` params without a string `name` or with non-object `arguments`. */
 	invalidParams: ErrorKind;
+	/**
+	 * The era's own answer port for a call's params (2026-07-28: a task, when the request declares
+	 * the extension); without one, SSE when the call asks for progress, else JSON.
+	 */
+	answerPort?: (params: Record<string, unknown> | undefined) => AnswerPort | undefined;
 }
 
 /** One `tools/call` as an era hands it over. */
@@ -39,8 +44,6 @@ export interface CallStart {
 	caller: CallerInfo;
 	req: Request;
 	conn: Connection;
-	/** 2026-07-28: the request declared the Tasks extension (contract §17); it may become a task. */
-	task?: Omit<TaskMode, "detach">;
 }
 
 export class CallTable {
@@ -90,7 +93,7 @@ export class CallTable {
 		for (const call of this.inFlight.values()) abort(call);
 	}
 
-	async start(rules: EraRules, { id, params, caller, req, conn, task }: CallStart): Promise<Response> {
+	async start(rules: EraRules, { id, params, caller, req, conn }: CallStart): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
 		if (typeof name !== "string" || !isRecord(args)) return rpcError(rules.invalidParams, id);
@@ -111,81 +114,26 @@ export class CallTable {
 			cancelled: false,
 		};
 		this.inFlight.set(key, call);
-		// A task outlives its stream: once the handle is sent, a close no longer cancels.
-		const closed = detachable(rules.onClosed === "cancel" ? req.signal : undefined);
+		const port = rules.answerPort?.(params) ?? streamOrJson(params, req.headers.get("accept"), this.#sse);
 		const unwatch = rules.onClosed === "abandon" ? watchCaller(req.signal, call) : noop;
-		const release = conn.holdOpen();
-		const progressToken = progressTokenOf(params);
-		const accept = req.headers.get("accept");
-		const sse =
-			progressToken !== null && !task && acceptsEventStream(accept) ? openSseCall(progressToken, this.#sse) : null;
-		const ended = (still: Promise<unknown> | null) => {
-			this.inFlight.delete(key);
-			if (still !== null) this.#holdSlot(call, still);
-		};
-		// Output before the task exists is kept, so the task starts with it.
-		let latest = "";
-		const progress = task
-			? (text: string) => {
-					latest = text;
-					task.store.progress(task.taskId, text);
-				}
-			: undefined;
-		const run = runCall(this.#deps, {
+		const outcome = runCall(this.#deps, {
 			call,
 			args,
-			sse,
 			caller,
-			closed: closed.signal,
-			ended,
-			progress,
-		})
-			.then(outcome => {
-				this.callsServed++;
-				return outcome;
-			})
-			.finally(() => {
-				unwatch();
-				release();
-			});
-		const result = (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError, ...rules.resultExtra });
-		const plain = (outcome: ToolCallOutcome | null): Response => {
-			if (outcome === null) return rpcError("request_cancelled", id);
-			if (outcome.invalidArgs !== undefined) return rpcErrorMessage("invalid_params", id, outcome.invalidArgs);
-			return rpcResult(id, result(outcome));
-		};
-		if (task) {
-			return answerOrTask(
-				{ ...task, detach: closed.detach },
-				{
-					id,
-					owner: caller.tokenName,
-					client: caller.client,
-					tool: name,
-					run,
-					answer: plain,
-					result,
-					cancel: () => abort(call),
-					output: () => latest,
-					answered: () => {
-						call.task = task.taskId;
-						release();
-					},
-					log: this.#deps.log,
-					extra: rules.resultExtra,
-				},
-			);
-		}
-		if (sse === null) return plain(await run);
-		run.then(
-			outcome => sse.finish(outcome === null ? null : { jsonrpc: "2.0", id, ...answerOf(outcome, result) }),
-			err => {
-				this.#deps.log(`a2a-bridge: internal error in tools/call '${name}': ${errorDetail(err)}`);
-				const { code, message } = ERRORS.internal_error;
-				return sse.finish({ jsonrpc: "2.0", id, error: { code, message } });
+			closed: rules.onClosed === "cancel" ? req.signal : undefined,
+			progress: port.progress,
+			backgrounded: port.backgrounded,
+			leave: stillRunning => {
+				this.inFlight.delete(key);
+				if (stillRunning !== null) this.#holdSlot(call, stillRunning);
 			},
-		);
-		return sse.response;
+		})
+			.then(o => {
+				this.callsServed++;
+				return o;
+			})
+			.finally(unwatch);
+		return port.answer({ id, call, outcome, extra: rules.resultExtra, conn, log: this.#deps.log });
 	}
 
 	/**
@@ -202,17 +150,6 @@ export class CallTable {
 
 const noop = (): void => {};
 
-/** The wire answer for a finished call: its result, or `-32602` naming the argument the tool refused. */
-function answerOf(
-	outcome: ToolCallOutcome,
-	result: (o: ToolCallOutcome) => Record<string, unknown>,
-): Record<string, unknown> {
-	if (outcome.invalidArgs !== undefined) {
-		return { error: { code: ERRORS.invalid_params.code, message: outcome.invalidArgs } };
-	}
-	return { result: result(outcome) };
-}
-
 /**
  * `onClosed: "abandon"` (2025): a caller that disconnects without `notifications/cancelled` does not cancel;
  * the call is marked abandoned so `/a2a` can show it.
@@ -224,11 +161,4 @@ function watchCaller(signal: AbortSignal, call: InFlightCall): () => void {
 	if (signal.aborted) onGone();
 	else signal.addEventListener("abort", onGone, { once: true });
 	return () => signal.removeEventListener("abort", onGone);
-}
-
-function progressTokenOf(params: Record<string, unknown> | undefined): ProgressToken | null {
-	const meta = params?._meta;
-	if (!isRecord(meta)) return null;
-	const t = meta.progressToken;
-	return typeof t === "string" || (typeof t === "number" && Number.isFinite(t)) ? t : null;
 }

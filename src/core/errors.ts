@@ -5,6 +5,7 @@
  * plain-text 404 (`notFound`), not a JSON-RPC body, so OAuth discovery ends fast.
  */
 
+/** The rows; product code reaches them through the builders below, tests and docs checks read them. @internal */
 export const ERRORS = {
 	forbidden_host: { status: 403, code: -32000, message: "forbidden: Host header not allowed" },
 	forbidden_origin: { status: 403, code: -32000, message: "forbidden: Origin not allowed" },
@@ -43,6 +44,26 @@ export const REALM = "omp-a2a-bridge";
 /** The challenge of a 401 for a secret that is not (or no longer) live. */
 export const INVALID_TOKEN_CHALLENGE = `Bearer realm="${REALM}", error="invalid_token"`;
 
+const JSON_HEADERS = { "content-type": "application/json" } as const;
+const jsonHeaders = (extra?: Record<string, string>) => (extra ? { ...JSON_HEADERS, ...extra } : JSON_HEADERS);
+
+/** The `error` member of a JSON-RPC answer: a row's code, with its fixed message or a specific one. */
+export interface RpcErrorObject {
+	code: number;
+	message: string;
+	data?: unknown;
+}
+
+/**
+ * Every JSON-RPC `error` object the bridge sends is built here, from a row: `message` replaces the
+ * row's (e.g. naming the argument a tool refused), `data` is left out when undefined.
+ */
+export function errorObject(kind: ErrorKind, message?: string, data?: unknown): RpcErrorObject {
+	const row = ERRORS[kind];
+	const error = { code: row.code, message: message ?? row.message };
+	return data === undefined ? error : { ...error, data };
+}
+
 /** Builds the response for an error row; `id` is null when the request id could not be read. */
 export function rpcError(kind: ErrorKind, id: RpcId | null = null, headers: Record<string, string> = {}): Response {
 	return rpcErrorData(kind, id, undefined, headers);
@@ -55,11 +76,17 @@ export function rpcErrorData(
 	data: unknown,
 	headers: Record<string, string> = {},
 ): Response {
-	const row = ERRORS[kind];
-	const error =
-		data === undefined ? { code: row.code, message: row.message } : { code: row.code, message: row.message, data };
+	return errorResponse(kind, id, errorObject(kind, undefined, data), headers);
+}
+
+/** The row's code and status with a specific message, e.g. `-32602` naming the argument a tool refused. */
+export function rpcErrorMessage(kind: ErrorKind, id: RpcId | null, message: string): Response {
+	return errorResponse(kind, id, errorObject(kind, message));
+}
+
+function errorResponse(kind: ErrorKind, id: RpcId | null, error: RpcErrorObject, headers: Record<string, string> = {}) {
 	const body = JSON.stringify({ jsonrpc: "2.0", id, error });
-	return new Response(body, { status: row.status, headers: { "content-type": "application/json", ...headers } });
+	return new Response(body, { status: ERRORS[kind].status, headers: jsonHeaders(headers) });
 }
 
 /**
@@ -69,23 +96,13 @@ export function rpcErrorData(
 export function routeError(kind: ErrorKind, headers: Record<string, string> = {}): Response {
 	const row = ERRORS[kind];
 	const body = JSON.stringify({ error: row.message, code: kind });
-	return new Response(body, { status: row.status, headers: { "content-type": "application/json", ...headers } });
+	return new Response(body, { status: row.status, headers: jsonHeaders(headers) });
 }
 
 /** Plain-text 404 for unknown routes and OAuth discovery paths: ends client discovery fast. */
 export function notFound(): Response {
 	return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
 }
-
-/** The row's code and status with a specific message, e.g. `-32602` naming the argument a tool refused. */
-export function rpcErrorMessage(kind: ErrorKind, id: RpcId | null, message: string): Response {
-	const row = ERRORS[kind];
-	const body = JSON.stringify({ jsonrpc: "2.0", id, error: { code: row.code, message } });
-	return new Response(body, { status: row.status, headers: { "content-type": "application/json" } });
-}
-
-const JSON_HEADERS = { "content-type": "application/json" } as const;
-const jsonHeaders = (extra?: Record<string, string>) => (extra ? { ...JSON_HEADERS, ...extra } : JSON_HEADERS);
 
 export function rpcResult(id: RpcId, result: unknown, headers?: Record<string, string>): Response {
 	const body = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result ?? null)}}`;

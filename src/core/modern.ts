@@ -10,9 +10,10 @@ import { rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
 import { identityEnded } from "./gate.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
+import { taskAnswer, taskMethod } from "./task-answer.ts";
 import { declaresTasks, TASK_METHODS } from "./task-parse.ts";
-import { taskMethod } from "./task-route.ts";
-import { newTaskId, TASKS_EXTENSION, type TaskStore } from "./tasks.ts";
+import { newTaskId, TASKS_EXTENSION } from "./task-wire.ts";
+import type { TaskStore } from "./tasks.ts";
 import { toolsListMemo } from "./tools-list.ts";
 import type { Connection, McpTool } from "./types.ts";
 
@@ -31,14 +32,19 @@ export interface ModernDeps {
 
 export class ModernMcp {
 	readonly #d: ModernDeps;
-	/** Closing the stream is the cancel; every result carries `resultType` and `_meta` serverInfo. */
+	/**
+	 * Closing the stream is the cancel; every result carries `resultType` and `_meta` serverInfo; a call
+	 * declaring the Tasks extension in its own `_meta` (contract §17) may be answered with a task handle.
+	 */
 	readonly #rules: EraRules;
 	readonly #toolsBlob: () => Blob;
 
 	constructor(deps: ModernDeps) {
 		this.#d = deps;
 		const resultExtra = { resultType: "complete", _meta: { [META_SERVER_INFO]: deps.serverInfo } };
-		this.#rules = { onClosed: "cancel", resultExtra, invalidParams: "modern_invalid_params" };
+		const answerPort = (params: Record<string, unknown> | undefined) =>
+			declaresTasks(params) ? taskAnswer(deps.tasks, newTaskId(), deps.taskWindowMs) : undefined;
+		this.#rules = { onClosed: "cancel", resultExtra, invalidParams: "modern_invalid_params", answerPort };
 		const cache = { ttlMs: TOOLS_TTL_MS, cacheScope: "private" };
 		this.#toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
 	}
@@ -66,12 +72,7 @@ export class ModernMcp {
 				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call": {
 				const caller = { sid: null, tokenName: who.tokenName, client: check.client };
-				// Declared in this request's own `_meta` (contract §17): it may be answered with a task handle.
-				const task = declaresTasks(msg.params)
-					? { taskId: newTaskId(), windowMs: this.#d.taskWindowMs, store: this.#d.tasks }
-					: undefined;
-				const start = { id: msg.id, params: msg.params, caller, req, conn, ...(task ? { task } : {}) };
-				return this.#d.calls.start(this.#rules, start);
+				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
 			}
 			default:
 				if (TASK_METHODS.includes(msg.method)) {

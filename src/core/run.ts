@@ -2,27 +2,25 @@
  * One tool run between its `start` and `done` audit records (contract §6.4, §9): the `start` is
  * awaited before the tool runs, the `done` before the caller is answered, also on failure.
  */
-import type { SseCall } from "./progress.ts";
 import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 export interface CallRun {
 	call: InFlightCall;
 	args: Record<string, unknown>;
-	sse: SseCall | null;
 	caller: CallerInfo;
-	/** 2026-07-28: aborts when the client closes the stream (the era's cancel). */
+	/** 2026-07-28: aborts when the client closes the stream (the era's cancel), unless the call became a task. */
 	closed: AbortSignal | undefined;
-	/** A task's call (no SSE stream): its output so far goes here, for `tasks/get` to show. */
+	/** The call's output so far, for its answer port (an SSE stream, a task's `statusMessage`). */
 	progress?: ((text: string) => void) | undefined;
-	ended(stillRunning: Promise<unknown> | null): void;
+	/** The host backgrounded the call (SSE only). */
+	backgrounded?: (() => void) | undefined;
+	/** The call leaves the table, with the tool's promise if the tool has not stopped yet. */
+	leave(stillRunning: Promise<unknown> | null): void;
 }
 
-/**
- * Runs one call between its two audit records; resolves null when the call was cancelled. `ended`
- * hears when the caller is answered, with the tool's promise if the tool has not stopped yet.
- */
+/** Runs one call between its two audit records; resolves null when the call was cancelled. */
 export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallOutcome | null> {
-	const { call, args, sse, caller, closed, ended } = run;
+	const { call, args, caller, closed, progress, backgrounded } = run;
 	const fixed = {
 		id: call.id,
 		sid: call.sid,
@@ -33,8 +31,10 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 	};
 	// `call.task` is set once the call has become a task; a declaring call that ends within its window never was one.
 	const current = () => (call.task === undefined ? fixed : { ...fixed, task: call.task });
-	const onProgress = sse ? (text: string) => sse.progress(text) : run.progress;
-	const onClose = () => abort(call);
+	// A task outlives its stream: once the handle is sent, a close no longer cancels.
+	const onClose = () => {
+		if (call.task === undefined) abort(call);
+	};
 	if (closed?.aborted) abort(call);
 	closed?.addEventListener("abort", onClose, { once: true });
 	let work: Promise<ToolCallOutcome> | undefined;
@@ -55,8 +55,8 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 				signal: call.controller.signal,
 				caller,
 				begin,
-				...(onProgress ? { onProgress } : {}),
-				...(sse ? { onBackgrounded: () => sse.backgrounded() } : {}),
+				...(progress ? { onProgress: progress } : {}),
+				...(backgrounded ? { onBackgrounded: backgrounded } : {}),
 			});
 			// Registered first, so it is set before raceAbort hands the outcome back.
 			const done = () => {
@@ -85,7 +85,7 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 		return outcome;
 	} finally {
 		closed?.removeEventListener("abort", onClose);
-		ended(work !== undefined && !settled ? work : null);
+		run.leave(work !== undefined && !settled ? work : null);
 	}
 }
 

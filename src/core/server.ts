@@ -16,7 +16,8 @@ import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
 import { fairShare, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
-import { TaskStore, taskWindowMs } from "./tasks.ts";
+import { taskWindowMs } from "./task-wire.ts";
+import { SYSTEM_CLOCK, TaskStore } from "./tasks.ts";
 import type { BridgeDeps, Connection, InFlightCall, ServerOptions } from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
@@ -39,7 +40,7 @@ export class BridgeServer {
 		const liveTokens = () => this.#gate.tokens.size;
 		const calls = new CallTable(deps, opts.sse, liveTokens);
 		this.calls = calls;
-		this.tasks = new TaskStore({ now });
+		this.tasks = new TaskStore({ clock: { now, after: SYSTEM_CLOCK.after } });
 		this.sessions = new SessionTable({
 			now,
 			liveTokens,
@@ -102,7 +103,7 @@ export class BridgeServer {
 	}
 
 	#endToken(name: string): void {
-		this.tasks.endOwner(name, "its token was revoked or rotated");
+		this.tasks.endToken(name, "its token was revoked or rotated");
 		this.sessions.endToken(name);
 		this.calls.cancelToken(name);
 	}

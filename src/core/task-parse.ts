@@ -4,7 +4,7 @@
  * `tasks/get`, `tasks/update` and `tasks/cancel`. Each returns a value; the caller picks the error row.
  */
 import { isRecord } from "./jsonrpc.ts";
-import { TASKS_EXTENSION } from "./tasks.ts";
+import { TASKS_EXTENSION } from "./task-wire.ts";
 
 const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 

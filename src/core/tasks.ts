@@ -1,50 +1,40 @@
 /**
- * The task store of the Tasks extension (`io.modelcontextprotocol/tasks`, contract §17): a call
- * that outlives its window becomes a task its token can poll. Invariants: ids carry 144 random bits;
- * a task answers only to the token that made it; per token at most `maxPerToken` tasks and
- * `maxBytesPerToken` bytes of kept results, the oldest finished one evicted first (it stays readable
- * as `failed`, saying so); a finished task is dropped `ttlMs` after its creation, a running one never.
+ * The task store of the Tasks extension (contract §17): a call that outlives its window becomes a
+ * task its token can poll. Invariants: a task answers only to the token that made it; per token at
+ * most `maxPerToken` tasks and `maxBytesPerToken` bytes of kept results, the oldest finished one
+ * evicted first (it stays readable as `failed`, saying so); a finished task is dropped `ttlMs` after
+ * its creation, a running one never. Time comes from the injected clock. How a task is spelled on
+ * the wire is task-wire.ts; how a call becomes one, and the `tasks/*` methods, task-answer.ts.
  */
-import { randomBytes } from "node:crypto";
+import { errorObject, type RpcErrorObject } from "./errors.ts";
+import type { Clock } from "./types.ts";
 
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-/**
- * How long a declaring call may run before it is answered with a task handle (at most 2 s, §17).
- * @internal
- */
-export const TASK_WINDOW_MS = 1000;
-
-/** The testing knob's window: it can shorten TASK_WINDOW_MS (down to 0), never lift it; junk means the default. */
-export function taskWindowMs(asked: number | undefined): number {
-	return asked !== undefined && Number.isFinite(asked) ? Math.min(TASK_WINDOW_MS, Math.max(0, asked)) : TASK_WINDOW_MS;
-}
 const TASK_TTL_MS = 60 * 60 * 1000;
 /** A result that arrives late is still kept this long after it ends (`ttlMs` grows to cover it). */
 const TASK_KEEP_AFTER_END_MS = 10 * 60 * 1000;
-const TASK_POLL_INTERVAL_MS = 1000;
 const MAX_TASKS_PER_TOKEN = 32;
 const MAX_TASK_BYTES_PER_TOKEN = 8 * 1024 * 1024;
 /** The last progress text shown as `statusMessage` is cut to this many characters (its tail). */
 const STATUS_MESSAGE_MAX_CHARS = 500;
-/** Code of the `error` an evicted task reports (internal error: the server dropped the result). */
-const EVICTED_CODE = -32603;
 
 type TaskStatus = "working" | "completed" | "failed" | "cancelled";
 
-export type TaskEnd =
+/** How the call behind a task came out. */
+export type TaskOutcome =
 	| { status: "completed"; result: Record<string, unknown> }
-	| { status: "failed"; error: { code: number; message: string } }
+	| { status: "failed"; error: RpcErrorObject }
 	| { status: "cancelled"; message?: string };
 
 export interface TaskInfo {
-	owner: string;
+	/** The token that made the task: the only one it answers to. */
+	tokenName: string;
 	client: string | null;
 	tool: string;
 	/** Stops the work (the call's own cancel); called at most once, only while the task runs. */
 	cancel(reason: string): void;
 }
 
-interface TaskRecord extends TaskInfo {
+export interface TaskRecord extends TaskInfo {
 	taskId: string;
 	status: TaskStatus;
 	statusMessage?: string;
@@ -52,7 +42,7 @@ interface TaskRecord extends TaskInfo {
 	lastUpdatedAt: number;
 	ttlMs: number;
 	result?: Record<string, unknown>;
-	error?: { code: number; message: string };
+	error?: RpcErrorObject;
 	/** Bytes of the kept result (0 while running, for a tombstone, or without a result). */
 	bytes: number;
 	evicted: boolean;
@@ -72,43 +62,43 @@ const DEFAULT_LIMITS: TaskLimits = {
 	keepAfterEndMs: TASK_KEEP_AFTER_END_MS,
 };
 
-/** A running task as `/a2a` lists it. */
-export interface RunningTask {
-	taskId: string;
-	owner: string;
-	client: string | null;
-	tool: string;
-	createdAt: number;
-}
-
-/** 18 random bytes as base64url: 144 bits, header-safe (`Mcp-Name` carries it). */
-export const newTaskId = (): string => randomBytes(18).toString("base64url");
-
-const iso = (ms: number): string => new Date(ms).toISOString();
+/** The process's own clock: `Date.now` and `setTimeout`. */
+export const SYSTEM_CLOCK: Clock = {
+	now: () => Date.now(),
+	after: (ms, fn) => {
+		const timer = setTimeout(fn, ms);
+		return () => clearTimeout(timer);
+	},
+};
 
 export class TaskStore {
 	readonly #byId = new Map<string, TaskRecord>();
-	readonly #now: () => number;
+	readonly #clock: Clock;
 	readonly #limits: TaskLimits;
 
-	constructor(opts: { now?: () => number; limits?: Partial<TaskLimits> } = {}) {
-		this.#now = opts.now ?? Date.now;
+	constructor(opts: { clock?: Clock; limits?: Partial<TaskLimits> } = {}) {
+		this.#clock = opts.clock ?? SYSTEM_CLOCK;
 		this.#limits = { ...DEFAULT_LIMITS, ...opts.limits };
 	}
 
+	/** Runs `fn` once, `ms` from now on the store's clock (a call's window); the returned function cancels it. */
+	after(ms: number, fn: () => void): () => void {
+		return this.#clock.after(ms, fn);
+	}
+
 	/**
-	 * A new running task under `taskId`, or null when its token already has `maxPerToken` tasks
+	 * A new running task under `taskId`; false when its token already has `maxPerToken` tasks
 	 * running (nothing finished to evict): the call then stays a plain call.
 	 */
-	create(taskId: string, info: TaskInfo): { taskId: string } | null {
+	create(taskId: string, info: TaskInfo): boolean {
 		this.#sweep();
-		const own = this.#owned(info.owner).filter(t => !t.evicted);
+		const own = this.#tokens(info.tokenName).filter(t => !t.evicted);
 		if (own.length >= this.#limits.maxPerToken) {
 			const oldestDone = own.find(t => t.status !== "working");
-			if (oldestDone === undefined) return null;
+			if (oldestDone === undefined) return false;
 			this.#evict(oldestDone, `more than ${this.#limits.maxPerToken} tasks kept for this token`);
 		}
-		const now = this.#now();
+		const now = this.#clock.now();
 		const rec: TaskRecord = {
 			...info,
 			taskId,
@@ -120,26 +110,15 @@ export class TaskStore {
 			evicted: false,
 		};
 		this.#byId.set(taskId, rec);
-		this.#trimTombstones(info.owner);
-		return { taskId };
+		this.#trimTombstones(info.tokenName);
+		return true;
 	}
 
-	/** The wire view of a task for its owner; undefined for an unknown id, another token's, or an expired one. */
-	view(owner: string, taskId: string): Record<string, unknown> | undefined {
+	/** The task for the token that made it; undefined for an unknown id, another token's, or an expired one. */
+	get(tokenName: string, taskId: string): Readonly<TaskRecord> | undefined {
 		this.#sweep();
 		const t = this.#byId.get(taskId);
-		if (t === undefined || t.owner !== owner) return undefined;
-		return {
-			taskId: t.taskId,
-			status: t.status,
-			...(t.statusMessage !== undefined ? { statusMessage: t.statusMessage } : {}),
-			createdAt: iso(t.createdAt),
-			lastUpdatedAt: iso(t.lastUpdatedAt),
-			ttlMs: t.ttlMs,
-			pollIntervalMs: TASK_POLL_INTERVAL_MS,
-			...(t.result !== undefined ? { result: t.result } : {}),
-			...(t.error !== undefined ? { error: t.error } : {}),
-		};
+		return t?.tokenName === tokenName ? t : undefined;
 	}
 
 	/** The latest progress text of a running task, shown as its `statusMessage` (tail kept). */
@@ -147,42 +126,41 @@ export class TaskStore {
 		const t = this.#byId.get(taskId);
 		if (t?.status !== "working" || text.length === 0) return;
 		t.statusMessage = text.length > STATUS_MESSAGE_MAX_CHARS ? `…${text.slice(-STATUS_MESSAGE_MAX_CHARS)}` : text;
-		t.lastUpdatedAt = this.#now();
+		t.lastUpdatedAt = this.#clock.now();
 	}
 
-	/** The call behind a task ended; a task already ended (cancelled, revoked) keeps its first end. */
-	finish(taskId: string, end: TaskEnd): void {
+	/** The call behind a task came out; a task already finished (cancelled, revoked) keeps its first outcome. */
+	finish(taskId: string, outcome: TaskOutcome): void {
 		const t = this.#byId.get(taskId);
 		if (t?.status !== "working") return;
-		const now = this.#now();
-		t.status = end.status;
+		const now = this.#clock.now();
+		t.status = outcome.status;
 		t.lastUpdatedAt = now;
 		t.ttlMs = Math.max(t.ttlMs, now - t.createdAt + this.#limits.keepAfterEndMs);
 		delete t.statusMessage;
-		if (end.status === "completed") {
-			t.result = end.result;
-			t.bytes = Buffer.byteLength(JSON.stringify(end.result));
-		} else if (end.status === "failed") {
-			t.error = end.error;
-			t.statusMessage = end.error.message;
-		} else if (end.message !== undefined) {
-			t.statusMessage = end.message;
+		if (outcome.status === "completed") {
+			t.result = outcome.result;
+			t.bytes = Buffer.byteLength(JSON.stringify(outcome.result));
+		} else if (outcome.status === "failed") {
+			t.error = outcome.error;
+			t.statusMessage = outcome.error.message;
+		} else if (outcome.message !== undefined) {
+			t.statusMessage = outcome.message;
 		}
-		this.#fitBytes(t.owner);
+		this.#fitBytes(t.tokenName);
 	}
 
 	/** `tasks/cancel`: false for an unknown id or another token's (nothing changes); a finished task is left as it is. */
-	cancel(owner: string, taskId: string): boolean {
-		this.#sweep();
-		const t = this.#byId.get(taskId);
-		if (t === undefined || t.owner !== owner) return false;
+	cancel(tokenName: string, taskId: string): boolean {
+		const t = this.get(tokenName, taskId);
+		if (t === undefined) return false;
 		if (t.status === "working") this.#stop(t, "cancelled by tasks/cancel");
 		return true;
 	}
 
 	/** The token was revoked or rotated: its running tasks are cancelled and every one of its tasks is forgotten. */
-	endOwner(owner: string, reason: string): number {
-		const own = this.#owned(owner);
+	endToken(tokenName: string, reason: string): number {
+		const own = this.#tokens(tokenName);
 		for (const t of own) {
 			if (t.status === "working") this.#stop(t, reason);
 			this.#byId.delete(t.taskId);
@@ -195,29 +173,18 @@ export class TaskStore {
 		for (const t of this.#byId.values()) if (t.status === "working") this.#stop(t, reason);
 	}
 
-	running(): RunningTask[] {
-		return [...this.#byId.values()]
-			.filter(t => t.status === "working")
-			.map(({ taskId, owner, client, tool, createdAt }) => ({ taskId, owner, client, tool, createdAt }));
-	}
-
-	get size(): number {
-		this.#sweep();
-		return this.#byId.size;
-	}
-
-	#stop(t: TaskRecord, reason: string): void {
+	#stop(t: Readonly<TaskRecord>, reason: string): void {
 		this.finish(t.taskId, { status: "cancelled", message: reason });
 		t.cancel(reason);
 	}
 
-	#owned(owner: string): TaskRecord[] {
-		return [...this.#byId.values()].filter(t => t.owner === owner);
+	#tokens(tokenName: string): TaskRecord[] {
+		return [...this.#byId.values()].filter(t => t.tokenName === tokenName);
 	}
 
 	/** Oldest finished results go first until the token's kept bytes fit again. */
-	#fitBytes(owner: string): void {
-		const own = this.#owned(owner);
+	#fitBytes(tokenName: string): void {
+		const own = this.#tokens(tokenName);
 		let total = own.reduce((n, t) => n + t.bytes, 0);
 		for (const t of own) {
 			if (total <= this.#limits.maxBytesPerToken) break;
@@ -227,26 +194,26 @@ export class TaskStore {
 		}
 	}
 
-	/** The result is dropped; the task stays readable as `failed`, saying why, until it expires. */
+	/** The result is dropped; the task stays readable as `failed` (internal error: the server dropped it) until it expires. */
 	#evict(t: TaskRecord, why: string): void {
 		const message = `task result evicted: ${why}; oldest first`;
 		t.evicted = true;
 		t.status = "failed";
-		t.error = { code: EVICTED_CODE, message };
+		t.error = errorObject("internal_error", message);
 		t.statusMessage = message;
-		t.lastUpdatedAt = this.#now();
+		t.lastUpdatedAt = this.#clock.now();
 		delete t.result;
 		t.bytes = 0;
 	}
 
 	/** Evicted tasks are kept as small tombstones, at most `maxPerToken` of them per token. */
-	#trimTombstones(owner: string): void {
-		const tombs = this.#owned(owner).filter(t => t.evicted);
+	#trimTombstones(tokenName: string): void {
+		const tombs = this.#tokens(tokenName).filter(t => t.evicted);
 		for (const t of tombs.slice(0, Math.max(0, tombs.length - this.#limits.maxPerToken))) this.#byId.delete(t.taskId);
 	}
 
 	#sweep(): void {
-		const now = this.#now();
+		const now = this.#clock.now();
 		for (const [id, t] of this.#byId) {
 			if (t.status !== "working" && now - t.createdAt > t.ttlMs) this.#byId.delete(id);
 		}

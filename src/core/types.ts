@@ -11,6 +11,13 @@ export interface SseTimings {
 	now?: () => number;
 }
 
+/** Time as a part sees it, injected so tests move it by hand instead of waiting. */
+export interface Clock {
+	now(): number;
+	/** Runs `fn` once, `ms` from now; the returned function cancels it. */
+	after(ms: number, fn: () => void): () => void;
+}
+
 export type ContentBlock =
 	| { type: "text"; text: string }
 	| { type: "image"; data: string; mimeType: string }
@@ -151,6 +158,9 @@ export interface InFlightCall {
 	cancelled: boolean;
 	/** The caller went away without cancelling (legacy era); the call runs on. */
 	abandoned?: boolean;
-	/** Set once the call was answered with a task handle (contract §17): it runs on as that task. */
+	/**
+	 * The task id, set once the call was answered with a task handle (contract §17): it runs on as
+	 * that task, its records name it, and closing the request's stream no longer cancels it.
+	 */
 	task?: string;
 }

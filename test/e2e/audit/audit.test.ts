@@ -3,8 +3,9 @@
  * tool run and the response, redaction, 0600, unwritable paths, and hung calls.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
-import { callTool, type Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { connect as netConnect } from "node:net";
+import { callTool, canConnect, Host, openSession, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 interface Rec {
@@ -175,5 +176,46 @@ describe("hung calls", () => {
 					.map(x => x.phase),
 			).toEqual(["start", "done"]);
 		});
+	}, 60_000);
+});
+
+describe("records of the process, not of an endpoint", () => {
+	test("a /host-llm switch whose body lands while the endpoint stops is still audited (issue 32 item 5)", async () => {
+		const host = await Host.start();
+		try {
+			const body = JSON.stringify({ enabled: false });
+			const head = [
+				"POST /host-llm HTTP/1.1",
+				`Host: 127.0.0.1:${host.port}`,
+				`Authorization: Bearer ${host.token}`,
+				"Content-Type: application/json",
+				`Content-Length: ${body.length}`,
+				"Connection: close",
+			].join("\r\n");
+			const sock = netConnect(host.port, "127.0.0.1");
+			let answer = "";
+			sock.on("data", d => {
+				answer += d.toString("utf8");
+			});
+			const closed = new Promise(resolve => sock.on("close", resolve));
+			await new Promise(resolve => sock.write(`${head}\r\n\r\n${body.slice(0, 3)}`, resolve));
+			// A request sent after it is answered once the bridge has taken the first one in (one event loop).
+			const state = await fetch(`${host.url}host-llm`, { headers: host.headers() });
+			expect(state.status).toBe(200);
+			// Now the host stops the endpoint (no new connections) while the switch still waits for its body.
+			const stopping = host.stop();
+			await waitFor("the endpoint stopping", async () => !(await canConnect(host.port)), { everyMs: 5 });
+			sock.end(body.slice(3));
+			await closed;
+			await stopping;
+			expect(answer).toMatch(/^HTTP\/1\.1 (200|409)/);
+			// No file at all is the old drop: the switch was the only record.
+			const switched = existsSync(host.auditPath) ? readLog(host.auditPath).filter(r => r.tool === "host_llm") : [];
+			expect(switched).toHaveLength(1);
+			expect(switched[0]).toMatchObject({ phase: "done", sid: null });
+		} finally {
+			await host.stop();
+			host.cleanup();
+		}
 	}, 60_000);
 });

@@ -1,14 +1,20 @@
 /**
  * The error tables in docs/protocol.md are the code's tables (issue 19 item 7): each Markdown table is
  * parsed and compared with its source both ways, so a row added, dropped or changed on one side fails.
+ * And the tables are all there is (issue 32 item 2): the product code is parsed for every place an
+ * error is spelled, and each must be a table or the one builder of its table.
  */
 import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { ERRORS, routeError, rpcError } from "../../../src/core/errors.ts";
 import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import type { Takeover } from "../../../src/takeover/takeover.ts";
 import { markdownTable } from "../../helpers/docs.ts";
+import { errorSites } from "../../helpers/error-sites.ts";
 
 const PROTOCOL = "docs/protocol.md";
 /** The first `code` span of a cell: `forbidden_host`, or the fixed part of a message cell. */
@@ -88,3 +94,57 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 		expect(Object.fromEntries(given)).toEqual({ ...HOST_LLM_ERRORS });
 	});
 });
+
+describe("every error the code can send comes from a table", () => {
+	/** Each error table in the code, compared with docs/protocol.md above. */
+	const TABLES = [
+		"src/core/errors.ts#ERRORS",
+		"src/blob/parse.ts#BLOB_ERRORS",
+		"src/takeover/route.ts#HOST_LLM_ERRORS",
+	];
+	/** Where each kind of site may be, and why; anything else is an error spelled by hand. */
+	const ALLOWED: Record<string, readonly string[]> = {
+		// JSON-RPC codes are written once, in the rows of ERRORS.
+		"rpc-code": ["src/core/errors.ts#ERRORS"],
+		"code-number": ["src/core/errors.ts#ERRORS"],
+		// 4xx/5xx statuses: the rows, the plain-text 404 of unknown paths, and the takeover's tripwire,
+		// which answers the host's own model client in its provider's shape (no route of the bridge).
+		"error-status": ["src/core/errors.ts#ERRORS", "src/core/errors.ts#notFound", "src/takeover/plan.ts#wrapper"],
+		// A JSON-RPC `error` object is built by `errorObject` alone; the tripwire's is the provider's shape.
+		"error-object": ["src/takeover/plan.ts#createTripwire"],
+		// `{error, code}` bodies of the routes: one builder per table.
+		"error-body": ["src/core/errors.ts#routeError", "src/blob/parse.ts#blobError", "src/takeover/route.ts#error"],
+		table: TABLES,
+	};
+	const sites = errorSites();
+
+	test("no JSON-RPC code, error object, error body or error status is written outside its table and builder", () => {
+		const stray = sites
+			.filter(s => !ALLOWED[s.kind]?.includes(s.where))
+			.map(s => `${s.kind} ${s.where}:${s.line} ${s.text}`);
+		expect(stray).toEqual([]);
+	});
+
+	test("every error table of the code is one this file holds to docs/protocol.md", () => {
+		expect(sites.filter(s => s.kind === "table").map(s => s.where)).toEqual([...TABLES].sort());
+	});
+
+	test("the scan sees a hand-written error: a planted one in a copy of the tree is found", () => {
+		const planted = "error: { code: -32603, message: 'internal error' }";
+		const found = errorSitesOf(`export const f = () => ({ jsonrpc: "2.0", id: 1, ${planted} });`);
+		expect(found.sort()).toEqual(["code-number", "error-object", "rpc-code"]);
+	});
+});
+
+/** The kinds of site the scanner reports for one product file's text (in a throwaway tree). */
+function errorSitesOf(text: string): string[] {
+	const root = mkdtempSync(join(tmpdir(), "error-sites-"));
+	try {
+		mkdirSync(join(root, "src"));
+		mkdirSync(join(root, "extensions"));
+		writeFileSync(join(root, "src", "x.ts"), text);
+		return errorSites(root).map(s => s.kind);
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+}

@@ -81,7 +81,7 @@ describe("tasks through handle()", () => {
 		const h = harness();
 		const r = await rpc(h.server, "tools/call", { name: "bash", arguments: {} });
 		expect(r.body.result).toMatchObject({ resultType: "complete", content: [{ text: "quick" }] });
-		expect(h.server.tasks.size).toBe(0);
+		expect(h.server.inFlight.size).toBe(0);
 	});
 	test("a running task shows the call's latest output as statusMessage; /a2a's call carries the task id", async () => {
 		const h = harness();
@@ -117,7 +117,8 @@ describe("tasks through handle()", () => {
 		const h = harness();
 		const pending = rpc(h.server, "tools/call", { name: "bash", arguments: { wait: true } }, OWNER, false);
 		await Bun.sleep(60);
-		expect(h.server.tasks.size).toBe(0);
+		// Past the 20 ms window and still a plain call: no task id on it.
+		expect([...h.server.inFlight.values()].map(c => c.task)).toEqual([undefined]);
 		h.server.cancelAll();
 		expect((await pending).body.error?.code).toBe(-32800);
 	});

@@ -1,24 +1,37 @@
+/**
+ * The Tasks extension's parts (contract §17): the store, its wire spelling, the checks of a request,
+ * and the answer port that turns a call into a task. Time is a manual clock: nothing here waits.
+ */
 import { describe, expect, test } from "bun:test";
+import type { RunningCall } from "../../../src/core/answers.ts";
+import { abort, runCall } from "../../../src/core/run.ts";
+import { taskAnswer, taskMethod } from "../../../src/core/task-answer.ts";
 import { declaresTasks, parseTaskParams } from "../../../src/core/task-parse.ts";
-import { answerOrTask, detachable, taskMethod } from "../../../src/core/task-route.ts";
-import { newTaskId, TASK_WINDOW_MS, TaskStore, taskWindowMs } from "../../../src/core/tasks.ts";
-import type { ToolCallOutcome } from "../../../src/core/types.ts";
+import { newTaskId, TASK_WINDOW_MS, taskWindowMs, taskWire } from "../../../src/core/task-wire.ts";
+import { TaskStore } from "../../../src/core/tasks.ts";
+import type { Connection, InFlightCall, ToolCallOutcome } from "../../../src/core/types.ts";
+import { manualClock } from "../../helpers/clock.ts";
 
 const declared = {
 	_meta: { "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } } },
 };
 
 function store(limits = {}) {
-	let t = 1_000_000;
-	const s = new TaskStore({ now: () => t, limits });
+	const clock = manualClock();
+	const tasks = new TaskStore({ clock, limits });
 	const cancelled: string[] = [];
-	const make = (owner: string, id = newTaskId()) => {
-		expect(s.create(id, { owner, client: "c", tool: "bash", cancel: r => cancelled.push(`${id}:${r}`) })).toEqual({
-			taskId: id,
-		});
+	const make = (tokenName: string, id = newTaskId()) => {
+		expect(tasks.create(id, { tokenName, client: "c", tool: "bash", cancel: r => cancelled.push(`${id}:${r}`) })).toBe(
+			true,
+		);
 		return id;
 	};
-	return { s, make, cancelled, advance: (ms: number) => (t += ms) };
+	/** What `tasks/get` shows the token, or undefined for an id it cannot see. */
+	const view = (tokenName: string, id: string) => {
+		const t = tasks.get(tokenName, id);
+		return t === undefined ? undefined : taskWire(t);
+	};
+	return { tasks, view, make, cancelled, advance: (ms: number) => clock.advance(ms) };
 }
 
 const done = (text: string) => ({
@@ -55,69 +68,68 @@ describe("task ids", () => {
 
 describe("TaskStore: ownership", () => {
 	test("a task answers only to its token: another token's view and cancel are as for an unknown id, and change nothing", () => {
-		const { s, make, cancelled } = store();
+		const { tasks, view, make, cancelled } = store();
 		const id = make("ci");
-		expect(s.view("other", id)).toBeUndefined();
-		expect(s.cancel("other", id)).toBe(false);
+		expect(view("other", id)).toBeUndefined();
+		expect(tasks.cancel("other", id)).toBe(false);
 		expect(cancelled).toEqual([]);
-		expect(s.view("ci", id)?.status).toBe("working");
-		expect(s.view("ci", "no-such-id")).toBeUndefined();
+		expect(view("ci", id)?.status).toBe("working");
+		expect(view("ci", "no-such-id")).toBeUndefined();
 	});
 	test("revoking a token cancels its running tasks and forgets all of them; other tokens are untouched", () => {
-		const { s, make, cancelled } = store();
+		const { tasks, view, make, cancelled } = store();
 		const a = make("ci");
 		const b = make("ci");
-		s.finish(b, done("ok"));
+		tasks.finish(b, done("ok"));
 		const c = make("owner");
-		expect(s.endOwner("ci", "revoked")).toBe(2);
+		expect(tasks.endToken("ci", "revoked")).toBe(2);
 		expect(cancelled).toEqual([`${a}:revoked`]);
-		expect(s.view("ci", a)).toBeUndefined();
-		expect(s.view("ci", b)).toBeUndefined();
-		expect(s.view("owner", c)?.status).toBe("working");
+		expect(view("ci", a)).toBeUndefined();
+		expect(view("ci", b)).toBeUndefined();
+		expect(view("owner", c)?.status).toBe("working");
 	});
 });
 
 describe("TaskStore: life of a task", () => {
 	test("completed inlines the result; a later end (cancel, revoke) does not overwrite the first", () => {
-		const { s, make, cancelled } = store();
+		const { tasks, view, make, cancelled } = store();
 		const id = make("owner");
-		s.finish(id, done("hello"));
-		expect(s.view("owner", id)).toMatchObject({ status: "completed", result: { content: [{ text: "hello" }] } });
-		expect(s.cancel("owner", id)).toBe(true);
+		tasks.finish(id, done("hello"));
+		expect(view("owner", id)).toMatchObject({ status: "completed", result: { content: [{ text: "hello" }] } });
+		expect(tasks.cancel("owner", id)).toBe(true);
 		expect(cancelled).toEqual([]);
-		s.finish(id, { status: "cancelled" });
-		expect(s.view("owner", id)?.status).toBe("completed");
+		tasks.finish(id, { status: "cancelled" });
+		expect(view("owner", id)?.status).toBe("completed");
 	});
 	test("cancel of a running task stops its work once and reports cancelled", () => {
-		const { s, make, cancelled } = store();
+		const { tasks, view, make, cancelled } = store();
 		const id = make("owner");
-		expect(s.cancel("owner", id)).toBe(true);
-		expect(s.cancel("owner", id)).toBe(true);
+		expect(tasks.cancel("owner", id)).toBe(true);
+		expect(tasks.cancel("owner", id)).toBe(true);
 		expect(cancelled).toEqual([`${id}:cancelled by tasks/cancel`]);
-		expect(s.view("owner", id)).toMatchObject({ status: "cancelled" });
-		expect(s.running()).toEqual([]);
+		expect(view("owner", id)).toMatchObject({ status: "cancelled" });
 	});
 	test("failed carries the JSON-RPC error and no result", () => {
-		const { s, make } = store();
+		const { tasks, view, make } = store();
 		const id = make("owner");
-		s.finish(id, { status: "failed", error: { code: -32603, message: "internal error" } });
-		const v = s.view("owner", id);
+		tasks.finish(id, { status: "failed", error: { code: -32603, message: "internal error" } });
+		const v = view("owner", id);
 		expect(v).toMatchObject({ status: "failed", error: { code: -32603, message: "internal error" } });
 		expect(v && "result" in v).toBe(false);
 	});
 	test("progress shows as statusMessage, cut to its tail; gone once the task ends", () => {
-		const { s, make } = store();
+		const { tasks, view, make } = store();
 		const id = make("owner");
-		s.progress(id, `${"x".repeat(2000)}END`);
-		const msg = String(s.view("owner", id)?.statusMessage);
+		tasks.progress(id, `${"x".repeat(2000)}END`);
+		const msg = String(view("owner", id)?.statusMessage);
 		expect(msg.endsWith("END")).toBe(true);
 		expect(msg.length).toBeLessThanOrEqual(501);
-		s.finish(id, done("ok"));
-		expect(s.view("owner", id)?.statusMessage).toBeUndefined();
+		tasks.finish(id, done("ok"));
+		expect(view("owner", id)?.statusMessage).toBeUndefined();
 	});
 	test("wire fields: ISO timestamps, integer ttlMs and pollIntervalMs, no v1 names", () => {
-		const { s, make } = store();
-		const v = s.view("owner", make("owner")) ?? {};
+		const { view, make } = store();
+		const v = view("owner", make("owner")) ?? {};
 		expect(new Date(String(v.createdAt)).toISOString()).toBe(String(v.createdAt));
 		expect(Number.isInteger(v.ttlMs)).toBe(true);
 		expect(Number.isInteger(v.pollIntervalMs)).toBe(true);
@@ -127,68 +139,70 @@ describe("TaskStore: life of a task", () => {
 
 describe("TaskStore: retention and bounds", () => {
 	test("a finished task is dropped after its ttlMs; a running one is never dropped; a late result is kept keepAfterEndMs", () => {
-		const { s, make, advance } = store({ ttlMs: 1000, keepAfterEndMs: 500 });
+		const { tasks, view, make, advance } = store({ ttlMs: 1000, keepAfterEndMs: 500 });
 		const quick = make("owner");
 		const slow = make("owner");
-		s.finish(quick, done("a"));
+		tasks.finish(quick, done("a"));
 		advance(1001);
-		expect(s.view("owner", quick)).toBeUndefined();
-		expect(s.view("owner", slow)?.status).toBe("working");
+		expect(view("owner", quick)).toBeUndefined();
+		expect(view("owner", slow)?.status).toBe("working");
 		advance(5000);
-		s.finish(slow, done("b"));
-		expect(s.view("owner", slow)?.ttlMs).toBe(6001 + 500);
+		tasks.finish(slow, done("b"));
+		expect(view("owner", slow)?.ttlMs).toBe(6001 + 500);
 		advance(499);
-		expect(s.view("owner", slow)?.status).toBe("completed");
+		expect(view("owner", slow)?.status).toBe("completed");
 		advance(2);
-		expect(s.view("owner", slow)).toBeUndefined();
+		expect(view("owner", slow)).toBeUndefined();
 	});
 	test("count bound: the oldest finished task is evicted first, and says so as failed", () => {
-		const { s, make } = store({ maxPerToken: 2 });
+		const { tasks, view, make } = store({ maxPerToken: 2 });
 		const a = make("ci");
 		const b = make("ci");
-		s.finish(a, done("a"));
-		s.finish(b, done("b"));
+		tasks.finish(a, done("a"));
+		tasks.finish(b, done("b"));
 		const c = make("ci");
-		expect(s.view("ci", a)).toMatchObject({ status: "failed", error: { code: -32603 } });
-		expect(String(s.view("ci", a)?.statusMessage)).toContain("evicted");
-		expect(s.view("ci", b)?.status).toBe("completed");
-		expect(s.view("ci", c)?.status).toBe("working");
+		expect(view("ci", a)).toMatchObject({ status: "failed", error: { code: -32603 } });
+		expect(String(view("ci", a)?.statusMessage)).toContain("evicted");
+		expect(view("ci", b)?.status).toBe("completed");
+		expect(view("ci", c)?.status).toBe("working");
 		// Another token's bound is its own.
 		make("owner");
 		make("owner");
-		expect(s.view("ci", b)?.status).toBe("completed");
+		expect(view("ci", b)?.status).toBe("completed");
 	});
 	test("count bound with every task running: no new task (the call stays a plain call)", () => {
-		const { s, make } = store({ maxPerToken: 2 });
+		const { tasks, make } = store({ maxPerToken: 2 });
 		make("ci");
 		make("ci");
-		expect(s.create(newTaskId(), { owner: "ci", client: null, tool: "bash", cancel: () => {} })).toBeNull();
+		expect(tasks.create(newTaskId(), { tokenName: "ci", client: null, tool: "bash", cancel: () => {} })).toBe(false);
 	});
 	test("byte bound: oldest results evicted until the token's kept bytes fit", () => {
-		const { s, make } = store({ maxBytesPerToken: 3000 });
+		const { tasks, view, make } = store({ maxBytesPerToken: 3000 });
 		const ids = [make("ci"), make("ci"), make("ci")];
-		for (const id of ids) s.finish(id, done("y".repeat(1200)));
-		expect(s.view("ci", ids[0] as string)?.status).toBe("failed");
-		expect(s.view("ci", ids[1] as string)?.status).toBe("completed");
-		expect(s.view("ci", ids[2] as string)?.status).toBe("completed");
+		for (const id of ids) tasks.finish(id, done("y".repeat(1200)));
+		expect(view("ci", ids[0] as string)?.status).toBe("failed");
+		expect(view("ci", ids[1] as string)?.status).toBe("completed");
+		expect(view("ci", ids[2] as string)?.status).toBe("completed");
 	});
 	test("tombstones are bounded too: at most maxPerToken of them", () => {
-		const { s, make } = store({ maxPerToken: 2 });
+		const { tasks, view, make } = store({ maxPerToken: 2 });
 		const all: string[] = [];
 		for (let i = 0; i < 10; i++) {
 			const id = make("ci");
-			s.finish(id, done(String(i)));
+			tasks.finish(id, done(String(i)));
 			all.push(id);
 		}
-		expect(s.size).toBeLessThanOrEqual(4);
+		expect(all.filter(id => view("ci", id) !== undefined).length).toBeLessThanOrEqual(4);
 	});
 	test("shutdown cancels every running task", () => {
-		const { s, make, cancelled } = store();
-		make("a");
-		make("b");
-		s.cancelAll("stopped");
+		const { tasks, view, make, cancelled } = store();
+		const ids = [make("a"), make("b")];
+		tasks.cancelAll("stopped");
 		expect(cancelled.length).toBe(2);
-		expect(s.running()).toEqual([]);
+		expect([view("a", ids[0] as string)?.status, view("b", ids[1] as string)?.status]).toEqual([
+			"cancelled",
+			"cancelled",
+		]);
 	});
 });
 
@@ -215,65 +229,186 @@ describe("task-parse", () => {
 	});
 });
 
-describe("task-route", () => {
+describe("task-answer: a declaring call and its window", () => {
 	const extra = { resultType: "complete" };
-	const call = (run: Promise<ToolCallOutcome | null>, answered: () => void = () => {}) => ({
-		id: 1,
-		owner: "owner",
-		client: null,
-		tool: "t",
-		run,
-		answer: (o: ToolCallOutcome | null) => new Response(JSON.stringify({ plain: o })),
-		result: (o: ToolCallOutcome) => ({ content: o.content, isError: o.isError }),
-		cancel: () => {},
-		output: () => "",
-		answered,
-		log: () => {},
-		extra,
-	});
-	test("a call that ends within the window gets its plain answer; no task is made", async () => {
-		const s = new TaskStore();
-		const res = await answerOrTask(
-			{ taskId: "t1", windowMs: 200, store: s, detach: () => {} },
-			call(Promise.resolve({ content: [], isError: false })),
-		);
-		expect(await res.json()).toEqual({ plain: { content: [], isError: false } });
-		expect(s.size).toBe(0);
-	});
-	test("a call still running after the window gets the flat handle; the bridge's own failure ends it failed -32603", async () => {
-		const s = new TaskStore();
+	const OUT = { content: [{ type: "text", text: "out" }], isError: false };
+
+	/** A call the table registered, its outcome settled by hand, on a connection that counts its holds. */
+	function running(tasks: TaskStore) {
+		let settle: (o: ToolCallOutcome | null) => void = () => {};
 		let fail: (e: Error) => void = () => {};
-		let detached = false;
-		let answered = false;
-		const run = new Promise<ToolCallOutcome | null>((_, reject) => {
+		const outcome = new Promise<ToolCallOutcome | null>((resolve, reject) => {
+			settle = resolve;
 			fail = reject;
 		});
-		const res = await answerOrTask(
-			{ taskId: "t2", windowMs: 10, store: s, detach: () => (detached = true) },
-			call(run, () => (answered = true)),
-		);
-		const body = (await res.json()) as { result: Record<string, unknown> };
-		expect(body.result).toMatchObject({ resultType: "task", taskId: "t2", status: "working" });
-		expect("task" in body.result || "result" in body.result).toBe(false);
-		expect(detached && answered).toBe(true);
+		const holds = { open: 0 };
+		const conn: Connection = {
+			holdOpen: () => {
+				holds.open++;
+				let once = true;
+				return () => {
+					if (once) holds.open--;
+					once = false;
+				};
+			},
+			closeSoon: () => {},
+			sent: () => null,
+		};
+		const call: InFlightCall = {
+			id: "c1",
+			sid: null,
+			tokenName: "owner",
+			client: null,
+			tool: "bash",
+			startedAt: 0,
+			controller: new AbortController(),
+			cancelled: false,
+		};
+		const logs: string[] = [];
+		const r: RunningCall = { id: 1, call, outcome, extra, conn, log: l => logs.push(l) };
+		return { r, call, holds, logs, settle, fail, tasks };
+	}
+	const setup = () => {
+		const clock = manualClock();
+		return { clock, ...running(new TaskStore({ clock })) };
+	};
+	/** Lets settled promises run their handlers (no timer, no waiting). */
+	const flush = async () => {
+		for (let i = 0; i < 10; i++) await Promise.resolve();
+	};
+	type Answer = { jsonrpc: string; id: number; result: Record<string, unknown> };
+	const body = async (res: Promise<Response>) => (await res).json() as Promise<Answer>;
+
+	test("a call that ends within the window gets its plain answer; no task, the window timer cancelled", async () => {
+		const { clock, r, settle, tasks, holds } = setup();
+		const res = taskAnswer(tasks, "t1", 1000).answer(r);
+		expect(holds.open).toBe(1);
+		clock.advance(999);
+		settle(OUT);
+		expect(await body(Promise.resolve(res))).toEqual({ jsonrpc: "2.0", id: 1, result: { ...OUT, ...extra } });
+		expect(tasks.get("owner", "t1")).toBeUndefined();
+		expect(clock.pending()).toBe(0);
+		expect(holds.open).toBe(0);
+	});
+	test("the window is timed on the store's clock: the handle comes at windowMs, not a tick before", async () => {
+		const { clock, r, tasks, call, holds } = setup();
+		let answered = false;
+		const res = Promise.resolve(taskAnswer(tasks, "t2", 60_000).answer(r)).finally(() => {
+			answered = true;
+		});
+		clock.advance(59_999);
+		await flush();
+		expect(answered).toBe(false);
+		clock.advance(1);
+		await flush();
+		expect(answered).toBe(true);
+		const got = await body(res);
+		expect(got.result).toMatchObject({ resultType: "task", taskId: "t2", status: "working" });
+		expect("task" in got.result || "result" in got.result).toBe(false);
+		expect(call.task).toBe("t2");
+		// The handle is sent: the connection's idle timer is back on while the task runs on.
+		expect(holds.open).toBe(0);
+	});
+	test("output before the task existed is its first statusMessage", async () => {
+		const { clock, r, tasks } = setup();
+		const port = taskAnswer(tasks, "t3", 10);
+		port.progress?.("step 1");
+		port.progress?.("step 2");
+		const res = Promise.resolve(port.answer(r));
+		clock.advance(10);
+		expect((await body(res)).result.statusMessage).toBe("step 2");
+	});
+	test("the bridge's own failure after the window ends the task failed with internal_error, logged", async () => {
+		const { clock, r, tasks, fail, logs } = setup();
+		const res = Promise.resolve(taskAnswer(tasks, "t4", 5).answer(r));
+		clock.advance(5);
+		await res;
 		fail(new Error("boom"));
-		await Bun.sleep(0);
-		expect(s.view("owner", "t2")).toMatchObject({ status: "failed", error: { code: -32603 } });
+		await flush();
+		const t = tasks.get("owner", "t4");
+		expect(t && taskWire(t)).toMatchObject({ status: "failed", error: { code: -32603, message: "internal error" } });
+		expect(logs.join("\n")).toContain("internal error in task t4 ('bash'): Error: boom");
 	});
 	test("a tool error that ends after the window is completed with isError, not failed", async () => {
-		const s = new TaskStore();
-		let end: (o: ToolCallOutcome) => void = () => {};
-		const run = new Promise<ToolCallOutcome | null>(resolve => {
-			end = resolve;
-		});
-		await answerOrTask({ taskId: "t3", windowMs: 5, store: s, detach: () => {} }, call(run));
-		end({ content: [{ type: "text", text: "exit 3" }], isError: true });
-		await Bun.sleep(0);
-		expect(s.view("owner", "t3")).toMatchObject({ status: "completed", result: { isError: true } });
+		const { clock, r, tasks, settle } = setup();
+		const res = Promise.resolve(taskAnswer(tasks, "t5", 5).answer(r));
+		clock.advance(5);
+		await res;
+		settle({ content: [{ type: "text", text: "exit 3" }], isError: true });
+		await flush();
+		const t = tasks.get("owner", "t5");
+		expect(t && taskWire(t)).toMatchObject({ status: "completed", result: { isError: true, ...extra } });
 	});
+	test("arguments the tool refused after the window: failed with invalid_params naming them", async () => {
+		const { clock, r, tasks, settle } = setup();
+		const res = Promise.resolve(taskAnswer(tasks, "t6", 5).answer(r));
+		clock.advance(5);
+		await res;
+		settle({ content: [], isError: true, invalidArgs: "invalid arguments for tool 'bash': x" });
+		await flush();
+		const t = tasks.get("owner", "t6");
+		expect(t?.error).toEqual({ code: -32602, message: "invalid arguments for tool 'bash': x" });
+	});
+	test("a token with no room for another task gets the plain answer when the call ends", async () => {
+		const clock = manualClock();
+		const tasks = new TaskStore({ clock, limits: { maxPerToken: 0 } });
+		const { r, settle, call, holds } = running(tasks);
+		const res = Promise.resolve(taskAnswer(tasks, "t7", 5).answer(r));
+		clock.advance(5);
+		await flush();
+		expect(holds.open).toBe(1);
+		settle(OUT);
+		expect((await body(res)).result).toEqual({ ...OUT, ...extra });
+		expect(call.task).toBeUndefined();
+	});
+	test("tasks/cancel stops the task's call (its abort), once", async () => {
+		const { clock, r, tasks, call } = setup();
+		const res = Promise.resolve(taskAnswer(tasks, "t8", 5).answer(r));
+		clock.advance(5);
+		await res;
+		expect(tasks.cancel("owner", "t8")).toBe(true);
+		expect(call.cancelled && call.controller.signal.aborted).toBe(true);
+	});
+	test("closing the request's stream cancels a call until it became a task, never after", async () => {
+		const closing = async (task: string | undefined) => {
+			const { call } = running(new TaskStore());
+			call.task = task;
+			const closed = new AbortController();
+			let stop: () => void = () => {};
+			const run = runCall(
+				{
+					version: "1",
+					instructions: "",
+					listTools: () => [],
+					log: () => {},
+					callTool: () => new Promise(r => (stop = () => r(OUT))),
+				},
+				{
+					call,
+					args: {},
+					caller: { sid: null, tokenName: "owner", client: null },
+					closed: closed.signal,
+					leave: () => {},
+				},
+			);
+			closed.abort();
+			stop();
+			await run;
+			return call.cancelled;
+		};
+		expect(await closing(undefined)).toBe(true);
+		expect(await closing("t9")).toBe(false);
+		const { call } = running(new TaskStore());
+		abort(call);
+		expect(call.cancelled).toBe(true);
+	});
+});
+
+describe("task-answer: tasks/* methods", () => {
+	const extra = { resultType: "complete" };
 	test("tasks/* without the declaration -> -32021 with requiredCapabilities; unknown id -> -32602; other token same", async () => {
 		const s = new TaskStore();
-		s.create("mine", { owner: "owner", client: null, tool: "t", cancel: () => {} });
+		s.create("mine", { tokenName: "owner", client: null, tool: "t", cancel: () => {} });
 		const msg = (method: string, params: Record<string, unknown>) => ({ id: 5, method, params });
 		const undeclared = taskMethod(s, "owner", msg("tasks/get", { taskId: "mine" }), extra);
 		expect(undeclared.status).toBe(400);
@@ -289,19 +424,8 @@ describe("task-route", () => {
 		for (const m of ["tasks/cancel", "tasks/update"]) {
 			expect(await taskMethod(s, "ci", msg(m, { taskId: "mine", ...declared }), extra).text()).toBe(unknown);
 		}
-		expect(s.view("owner", "mine")?.status).toBe("working");
+		expect(s.get("owner", "mine")?.status).toBe("working");
 		const ack = await taskMethod(s, "owner", msg("tasks/cancel", { taskId: "mine", ...declared }), extra).json();
 		expect(ack).toEqual({ jsonrpc: "2.0", id: 5, result: extra });
-	});
-	test("detachable: aborts with its source until detached", () => {
-		const src = new AbortController();
-		const d = detachable(src.signal);
-		d.detach();
-		src.abort();
-		expect(d.signal?.aborted).toBe(false);
-		const src2 = new AbortController();
-		const d2 = detachable(src2.signal);
-		src2.abort();
-		expect(d2.signal?.aborted).toBe(true);
 	});
 });
