@@ -5,8 +5,7 @@
  * tool's own abort stops the work, and the call keeps its slot until it has (contract §15). Each era
  * hands over its rules (`EraRules`); the table knows no era by name.
  */
-import type { AnswerPort } from "./answers.ts";
-import { streamOrJson } from "./answers.ts";
+import { type AnswerPort, streamOrJson } from "./answers.ts";
 import { type ErrorKind, type RpcId, rpcError } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
 import type { SseTimings } from "./progress.ts";

@@ -5,8 +5,7 @@
  * unknown one. The window is timed on the store's clock.
  */
 import { errorDetail } from "../text/error-text.ts";
-import type { AnswerPort, RunningCall } from "./answers.ts";
-import { callResult, plainAnswer } from "./answers.ts";
+import { type AnswerPort, callResult, plainAnswer, type RunningCall } from "./answers.ts";
 import { errorObject, type RpcId, rpcError, rpcErrorData, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { abort } from "./run.ts";
 import { declaresTasks, parseTaskParams, REQUIRED_TASKS_DATA } from "./task-parse.ts";
