@@ -206,7 +206,7 @@ describe("issue 30 defect 2: a planted lock path never keeps a revoked token wor
 				const t0 = Date.now();
 				const revoked = await token(h.home, ["revoke", "ci"]);
 				expect(revoked.code, revoked.err).toBe(0);
-				expect(Date.now() - t0).toBeLessThan(5000);
+				expect(Date.now() - t0).toBeLessThan(20_000); // not the lock's 30 s wait; a loaded machine spawns bun slowly
 				expect(revoked.err).toContain(`${lock} is a directory the bridge did not make (remove it)`);
 				expect(revoked.out).toContain(`token 'ci' revoked in ${h.configPath}`);
 				expect(fileTokens(h.configPath).map(t => t.name)).toEqual(["bot"]);
@@ -294,7 +294,7 @@ describe("issue 30 defects 2 and 5: a full disk (the config on a 64 KiB tmpfs)",
 				const t0 = Date.now();
 				const ok = await token(h.home, ["add", "laptop"], env);
 				expect(ok.code, ok.err).toBe(0);
-				expect(Date.now() - t0).toBeLessThan(5000);
+				expect(Date.now() - t0).toBeLessThan(20_000); // not the lock's 30 s wait; a loaded machine spawns bun slowly
 			});
 		} finally {
 			disk.unmount();

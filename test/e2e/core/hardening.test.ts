@@ -3,7 +3,7 @@
  * the issue (10,000 + 10,000 calls over 64 sessions, 20,000 fuzz requests).
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { buildRequest, requestArb, type Sample } from "../../helpers/arbitraries.ts";
@@ -229,16 +229,28 @@ describe("faults", () => {
 		});
 	}, 60_000);
 
-	test("a config file that becomes unreadable: /a2a rotate refuses naming the file, the live token keeps working", async () => {
+	test("a config file that becomes unreadable: /a2a rotate acts in the host first, names the file it could not write", async () => {
 		await withHost({}, async host => {
 			const sid = await openSession(host);
 			rmSync(host.configPath);
 			mkdirSync(host.configPath);
 			await host.command("/a2a rotate");
-			const msg = host.notifications().find(m => m.includes("token not rotated")) ?? "";
+			const msg = host.notifications().find(m => m.includes("in this host only")) ?? "";
 			expect(msg).toContain(host.configPath);
+			expect(msg).toContain("still holds the old secret");
+			// The old secret and its session are refused at once (contract: revoke and rotate act live first).
 			const ping = await rpcPost(host, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid });
-			expect(ping.status).toBe(200);
+			expect(ping.status).toBe(401);
+			await host.command("/a2a token");
+			const secret = host
+				.notifications()
+				.reverse()
+				.find(m => /^[A-Za-z0-9_-]{20,}$/.test(m.trim()))
+				?.trim();
+			expect(secret).toBeDefined();
+			expect(secret).not.toBe(host.token);
+			await openSession(host, "2025-11-25", { secret });
+			expect(statSync(host.configPath).isDirectory()).toBe(true);
 		});
 	}, 60_000);
 });
