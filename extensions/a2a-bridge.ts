@@ -9,13 +9,19 @@ import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
 import { type AuditLog, auditGenerations, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
-import { defaultConfigPath, isLoopbackHost } from "../src/config/config.ts";
+import { BLOB_STALL_MS } from "../src/blob/stall.ts";
+import { defaultConfigPath } from "../src/config/config.ts";
 import { loadConfig, pinPort } from "../src/config/file.ts";
+import { isLoopbackHost, urlHost } from "../src/config/hosts.ts";
+import { readKnobs } from "../src/config/knobs.ts";
 import { publishRuntime, readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
 import { watchConfigFile } from "../src/config/watch.ts";
+import { IDLE_TIMEOUT_S } from "../src/core/idle.ts";
 import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
-import { progressIntervalMs } from "../src/core/progress.ts";
+import { PROGRESS_MIN_INTERVAL_MS } from "../src/core/progress.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
+import { SESSION_TTL_MS } from "../src/core/sessions.ts";
+import { TASK_WINDOW_MS } from "../src/core/task-wire.ts";
 import { a2aCommand, type CommandTarget } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
 import { HostBridge } from "../src/host/bridge.ts";
@@ -59,7 +65,7 @@ function remoteCalls(): RemoteCalls {
 
 function processAudit(): AuditLog {
 	state.audit ??= createAuditLog({
-		path: defaultAuditPath(),
+		path: defaultAuditPath(process.env),
 		log: logLine,
 		secrets: () => state.server?.secrets ?? [],
 	});
@@ -72,15 +78,21 @@ function processTakeover(): Takeover {
 	return state.takeover;
 }
 
-const positive = (v: string | undefined): number | undefined => (Number(v) > 0 ? Number(v) : undefined);
-const nonNegative = (v: string | undefined): number | undefined =>
-	v !== undefined && v.trim() !== "" && Number(v) >= 0 ? Number(v) : undefined;
+/** The bounds the testing knobs may shorten (docs/testing.md); read here only, handed in as numbers. */
+const KNOB_BOUNDS = {
+	sessionTtlMs: SESSION_TTL_MS,
+	idleTimeoutS: IDLE_TIMEOUT_S,
+	blobStallMs: BLOB_STALL_MS,
+	progressIntervalMs: PROGRESS_MIN_INTERVAL_MS,
+	taskWindowMs: TASK_WINDOW_MS,
+};
 
 /** The host gives session_shutdown 2 s: calls still running after this are cancelled so each gets its answer and done record. */
 const RELEASE_GRACE_MS = 1500;
 
 async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
-	const configPath = defaultConfigPath();
+	const configPath = defaultConfigPath(process.env);
+	const knobs = readKnobs(process.env, KNOB_BOUNDS);
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
@@ -94,7 +106,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		cwd: mainCwd,
 		audit: record => audit.write(record),
 		log: logLine,
-		mode: () => config.blob,
+		config: () => config,
+		stallMs: knobs.blobStallMs,
 		ownFiles: () => [
 			configPath,
 			`${configPath}.lock`,
@@ -121,25 +134,20 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			isLoopbackBind: isLoopbackHost(config.host),
 			allowedOrigins: config.allowed_origins,
 			routes,
-			// Testing knob: lets the end-to-end suite observe idle expiry without waiting 24 h.
-			sessionTtlMs: positive(process.env.A2A_BRIDGE_SESSION_TTL_MS),
-			// Testing knob: unpaced progress lets the end-to-end suite fill a slow reader's queue quickly.
-			sse: { minIntervalMs: progressIntervalMs(process.env.A2A_BRIDGE_PROGRESS_INTERVAL_MS) },
-			// Testing knob: a shorter task window (never longer than TASK_WINDOW_MS) for the conformance fixtures.
-			taskWindowMs: nonNegative(process.env.A2A_BRIDGE_TASK_WINDOW_MS),
+			sessionTtlMs: knobs.sessionTtlMs,
+			sse: { minIntervalMs: knobs.progressIntervalMs },
+			taskWindowMs: knobs.taskWindowMs,
 		},
 	);
 	state.server = server;
-	// Testing knob: a short idle bound lets the end-to-end suite see a held call outlive it quickly.
-	const bound = bindBun(server.handle, config.host, config.port, positive(process.env.A2A_BRIDGE_IDLE_TIMEOUT_S));
+	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
 	if (bound.fallbackFrom !== undefined) {
 		ctx.ui.notify(
 			`A2A bridge: port ${bound.fallbackFrom} is busy; listening on port ${bound.binding.port} instead`,
 			"warning",
 		);
 	}
-	const hostPart = config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
-	const url = `http://${hostPart}:${bound.binding.port}/`;
+	const url = `http://${urlHost(config.host)}:${bound.binding.port}/`;
 	const notify = (text: string, level: "info" | "warning" | "error"): void => {
 		try {
 			ctx.ui.notify(text, level);

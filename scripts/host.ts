@@ -92,7 +92,9 @@ function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: stri
 	say("");
 	say(`a2a host: serving ${cwd}`);
 	say(`  URL:     ${b.url}${b.note ? `  (${b.note})` : ""}`);
-	say(`  token:   ${b.tokenPrefix} (full token: "token" in ${defaultConfigPath()}, or /a2a token in an omp TUI)`);
+	say(
+		`  token:   ${b.tokenPrefix} (full token: "token" in ${defaultConfigPath(process.env)}, or /a2a token in an omp TUI)`,
+	);
 	say(`  omp pid: ${omp.proc.pid}`);
 	say("  what a remote call meets (the host's own approval settings):");
 	for (const line of omp.picture ?? ["approvals: the bridge did not report the host's approval settings"]) {
@@ -132,7 +134,7 @@ async function main(): Promise<number> {
 		warn(`a2a host: ${OMP.message}`);
 		return 1;
 	}
-	const files = { command: OMP.command, entry: ENTRY, placeholder: PLACEHOLDER };
+	const files = { command: OMP.command, entry: ENTRY, placeholder: PLACEHOLDER, env: process.env };
 	const approver = new Approver({
 		mode: args.approvals,
 		timeoutMs: args.approvalTimeoutMs,

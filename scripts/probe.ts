@@ -25,7 +25,7 @@ const CALL_TIMEOUT_MS = 5 * 60_000;
 function secret(): string {
 	const fromEnv = process.env.A2A_BRIDGE_TOKEN;
 	if (fromEnv) return fromEnv;
-	const path = defaultConfigPath();
+	const path = defaultConfigPath(process.env);
 	let text: string;
 	try {
 		text = readFileSync(path, "utf8");
@@ -66,7 +66,7 @@ const describe = (e: RuntimeEntry): string => `  ${e.url}  pid ${e.pid}, serving
 
 /** The record's trusted entries, or why there are none (a sentence for the user). */
 function liveEntries(): { entries: RuntimeEntry[] } | { why: string } {
-	const path = runtimePath(defaultConfigPath());
+	const path = runtimePath(defaultConfigPath(process.env));
 	const r = readRuntime(path);
 	if (r.kind === "absent") return { why: `no host is running (no ${path}; start one with npm run host)` };
 	if (r.kind === "untrusted") return { why: r.message };
@@ -110,7 +110,7 @@ async function main(): Promise<number> {
 			return live.code;
 		}
 		url = live.url;
-		console.log(`probe: ${url} (from ${runtimePath(defaultConfigPath())})`);
+		console.log(`probe: ${url} (from ${runtimePath(defaultConfigPath(process.env))})`);
 	} else if (!/^https?:\/\//.test(url)) {
 		process.stderr.write("usage: bun scripts/probe.ts [bridge URL, e.g. http://127.0.0.1:8765/]\n");
 		return 2;

@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { defaultConfigPath } from "../src/config/config.ts";
 import { addToken, loadConfig, readConfig, revokeToken, rotateToken } from "../src/config/file.ts";
+import { urlHost } from "../src/config/hosts.ts";
 import { readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
 import { nameProblem, OWNER } from "../src/config/tokens.ts";
 import { TOKEN_PLACEHOLDER } from "../src/headless/frames.ts";
@@ -49,13 +50,13 @@ function entryFor(path: string): string | undefined {
 	const live = r.kind === "ok" ? r.entries[0] : undefined;
 	const port = config.port || live?.port;
 	if (!port) return undefined;
-	const url = live?.url ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}/`;
+	const url = live?.url ?? `http://${urlHost(config.host)}:${port}/`;
 	return mcpJson(url, TOKEN_PLACEHOLDER, entryName(config.name, hostname(), port), config.port === 0);
 }
 
 function main(argv: string[]): number {
 	const [verb, name, ...rest] = argv;
-	const path = defaultConfigPath();
+	const path = defaultConfigPath(process.env);
 	const arity = verb === "list" ? 0 : verb === "add" || verb === "revoke" ? 1 : verb === "rotate" ? -1 : undefined;
 	if (arity === undefined || rest.length > 0 || (arity === 0 && name) || (arity === 1 && !name)) {
 		process.stderr.write(

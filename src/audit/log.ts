@@ -39,7 +39,7 @@ export const auditGenerations = (path: string): string[] => [
 	...Array.from({ length: AUDIT_GENERATIONS }, (_, i) => `${path}.${i + 1}`),
 ];
 
-export function defaultAuditPath(env: Record<string, string | undefined> = process.env): string {
+export function defaultAuditPath(env: Record<string, string | undefined>): string {
 	const fromEnv = env.A2A_BRIDGE_AUDIT;
 	return fromEnv && fromEnv.length > 0 ? fromEnv : join(homedir(), ".omp", "agent", "a2a-bridge.log");
 }

@@ -33,6 +33,8 @@ export interface Ctx {
 	conn: Connection;
 	/** Aborts when the caller's secret is revoked or rotated away: a running upload stops taking bytes. */
 	ended?: AbortSignal;
+	/** An upload that receives no byte for this long ends (BLOB_STALL_MS, or shorter in tests). */
+	stallMs: number;
 }
 
 export function statOrNull(path: string): Stats | null {

@@ -72,7 +72,7 @@ export async function post(
 		const at = fstatSync(fd).size;
 		if (offset === null && at > 0) return exists(at);
 		if (offset !== null && offset !== at) return mismatch(at);
-		const w = await pipeBody(req, fd, at, ctx.conn, ctx.ended);
+		const w = await pipeBody(req, fd, at, ctx);
 		const { stop, landed, wrote } = w;
 		if (stop === null && landed === 0 && wrote === 0) {
 			// A chunked body that carried nothing: undo what this request created.

@@ -216,7 +216,7 @@ export async function put(
 		file = opened.value;
 		const { fd } = file;
 		const at = file.st.size;
-		const w = await pipeBody(req, fd, at, ctx.conn, ctx.ended, true);
+		const w = await pipeBody(req, fd, at, ctx, true);
 		const { stop, landed, wrote } = w;
 		if (stop !== null) {
 			const failed = stop.code === "write_failed";

@@ -8,7 +8,7 @@
  * `node:fs` and HTTP, not the host.
  */
 import type { AuditRecord } from "../audit/log.ts";
-import type { BlobMode } from "../config/tokens.ts";
+import type { BridgeConfig } from "../config/config.ts";
 import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute } from "../core/types.ts";
 import { holding } from "./conn.ts";
@@ -30,6 +30,7 @@ import {
 } from "./parse.ts";
 import { post } from "./post.ts";
 import { put } from "./put.ts";
+import { BLOB_STALL_MS } from "./stall.ts";
 import { EMPTY_BODY } from "./upload.ts";
 
 export interface BlobDeps {
@@ -38,8 +39,10 @@ export interface BlobDeps {
 	cwd(): string;
 	audit(record: AuditRecord): void;
 	log(line: string): void;
-	/** The config's `blob` switch (default "write"). */
-	mode?: () => BlobMode;
+	/** The config as the bridge started with it: the `blob` switch. */
+	config(): Pick<BridgeConfig, "blob">;
+	/** The upload stall bound (default BLOB_STALL_MS; shorter only through a testing knob). */
+	stallMs?: number;
 	/**
 	 * The bridge's own files (config, audit log, runtime file): never upload targets, nor any name beside one
 	 * that extends it by "." (locks, temp files, generations), nor a path under such a name (blob/own.ts).
@@ -90,9 +93,10 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 				shareOf: share,
 				conn,
 				...(ended ? { ended } : {}),
+				stallMs: deps.stallMs ?? BLOB_STALL_MS,
 			};
 			const params = requestTarget(req.url).searchParams;
-			const forbidden = blobRefusal(deps.mode?.() ?? "write", req.method);
+			const forbidden = blobRefusal(deps.config().blob, req.method);
 			if (forbidden !== null) return refuse(params.get("path"), null, "forbidden", forbidden);
 			const query = parseBlobQuery(params, req.method);
 			if (!query.ok) return refuse(params.get("path"), null, query.code, query.message);

@@ -5,14 +5,8 @@
  */
 import { fstatSync } from "node:fs";
 
-const BLOB_STALL_MS = 30_000;
-
-/** Testing knob: A2A_BRIDGE_BLOB_STALL_MS shortens the bound so the end-to-end test runs fast. */
-export function stallMs(env: Record<string, string | undefined> = process.env): number {
-	const v = Number(env.A2A_BRIDGE_BLOB_STALL_MS);
-	// It can shorten the contract's bound, never lift it.
-	return Number.isFinite(v) && v > 0 ? Math.min(v, BLOB_STALL_MS) : BLOB_STALL_MS;
-}
+/** The contract's bound; a testing knob may shorten it (src/config/knobs.ts), handed in as `BlobDeps.stallMs`. */
+export const BLOB_STALL_MS = 30_000;
 
 export interface StallWatch {
 	/** True once the watch fired. */

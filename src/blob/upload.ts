@@ -4,12 +4,11 @@
  * after the body: the digest check against `Repr-Digest`/`Content-Digest` and the reply.
  */
 import { fdatasync, fstatSync } from "node:fs";
-import type { Connection } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
-import { errno } from "./context.ts";
+import { type Ctx, errno } from "./context.ts";
 import { type Digests, digestsOf, FOLLOW_MIN_BYTES, followHash } from "./hash.ts";
 import { blobError, json } from "./parse.ts";
-import { stallMs, watchStall } from "./stall.ts";
+import { watchStall } from "./stall.ts";
 
 export const EMPTY_BODY = "the request body is empty: nothing to write";
 
@@ -53,16 +52,15 @@ export async function pipeBody(
 	req: Request,
 	fd: number,
 	at: number,
-	conn: Connection,
-	ended?: AbortSignal,
+	ctx: Pick<Ctx, "conn" | "ended" | "stallMs">,
 	flushBehind = false,
 ): Promise<Written> {
+	const { conn, ended, stallMs: bound } = ctx;
 	const declared = Number(req.headers.get("content-length") ?? Number.NaN);
 	// A body of unknown length (chunked) counts as large.
 	const small = at + declared < FOLLOW_MIN_BYTES;
 	const follower = small ? null : followHash(fd, at);
 	const flusher = flushBehind && !small ? flushBehindWriter(fd) : null;
-	const bound = stallMs();
 	const watch = watchStall(fd, bound, () => conn.closeSoon());
 	// Contract §16: the caller's secret revoked or rotated mid-body: the connection is cut like a stall.
 	const cut = () => conn.closeSoon();

@@ -3,6 +3,7 @@
  * passes (non-browser clients send none); a presented secret is looked up by its SHA-256 digest
  * (TokenSet), so timing tells nothing about any stored secret.
  */
+import { urlHost } from "./hosts.ts";
 
 /** @internal */
 export type BearerParse = { kind: "missing" } | { kind: "other_scheme" } | { kind: "bearer"; secret: string };
@@ -135,10 +136,7 @@ export function checkHostOrigin(
 	bindHost?: string,
 ): HostOriginResult {
 	const name = host === null ? null : hostName(host);
-	const bound =
-		bindHost === undefined
-			? null
-			: hostName(bindHost.includes(":") && !bindHost.startsWith("[") ? `[${bindHost}]` : bindHost);
+	const bound = bindHost === undefined ? null : hostName(urlHost(bindHost));
 	const isLoopbackName = name !== null && (LOOPBACK_NAMES.has(name) || name === bound);
 	if (isLoopbackBind && !isLoopbackName) return { ok: false, kind: "forbidden_host" };
 	if (origin === null) return { ok: true };

@@ -11,12 +11,12 @@ import {
 	type BridgeConfig,
 	CONFIG_DEFAULTS,
 	generateToken,
-	isLoopbackHost,
 	type LoadedConfig,
-	OPTIONAL_DEFAULTS,
+	omittedAtDefault,
 	validateConfig,
 } from "./config.ts";
 import { withLock, writeFileAtomic0600 } from "./disk.ts";
+import { isLoopbackHost } from "./hosts.ts";
 import { MAX_NAMED_TOKENS, nameProblem, OWNER } from "./tokens.ts";
 
 /** The JSON Schema shipped in the package, as a file URL editors resolve wherever the package was installed. @internal */
@@ -141,9 +141,7 @@ export interface EditOptions {
 function readRaw(path: string, current: Base): Record<string, unknown> {
 	if (current === null) return readConfig(path).raw;
 	if (!existsSync(path)) {
-		const isDefault = ([k, v]: [string, unknown]) =>
-			k in OPTIONAL_DEFAULTS && JSON.stringify(v) === JSON.stringify(OPTIONAL_DEFAULTS[k as keyof BridgeConfig]);
-		return Object.fromEntries(Object.entries(current).filter(e => !isDefault(e)));
+		return Object.fromEntries(Object.entries(current).filter(([k, v]) => !omittedAtDefault(k, v)));
 	}
 	return readConfig(path).raw;
 }

@@ -15,8 +15,8 @@ export interface NamedToken {
 }
 
 /** What `/blob` serves (config `blob`, contract §14): a switch on the route's own methods, not a judgement of paths. */
-export type BlobMode = "write" | "read" | "off";
-export const BLOB_MODES: readonly BlobMode[] = ["write", "read", "off"];
+export const BLOB_MODES = ["write", "read", "off"] as const;
+export type BlobMode = (typeof BLOB_MODES)[number];
 
 /** Why `value` cannot be a token (the §1 rules), or null when it can. */
 export function tokenProblem(value: string): string | null {
@@ -40,7 +40,6 @@ export type FieldResult<T> = { ok: true; value: T } | { ok: false; field: string
  * (two names for one secret would make the audit lie about who called).
  */
 export function validateTokens(raw: unknown, owner: string | undefined): FieldResult<NamedToken[]> {
-	if (raw === undefined) return { ok: true, value: [] };
 	const bad = (field: string, rule: string): FieldResult<never> => ({ ok: false, field, rule });
 	if (!Array.isArray(raw)) return bad("tokens", "must be an array of {name, token} objects");
 	if (raw.length > MAX_NAMED_TOKENS) return bad("tokens", `must hold at most ${MAX_NAMED_TOKENS} entries`);
@@ -69,13 +68,6 @@ export function validateTokens(raw: unknown, owner: string | undefined): FieldRe
 		out.push({ name: name as string, token });
 	}
 	return { ok: true, value: out };
-}
-
-export function validateBlobMode(raw: unknown): FieldResult<BlobMode> {
-	if (raw === undefined) return { ok: true, value: "write" };
-	return BLOB_MODES.includes(raw as BlobMode)
-		? { ok: true, value: raw as BlobMode }
-		: { ok: false, field: "blob", rule: 'must be "write", "read" or "off"' };
 }
 
 /** What turns the live tokens into the file's: secrets to set (new names or new secrets) and names to revoke. */

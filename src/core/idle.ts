@@ -15,11 +15,6 @@ interface Timer {
 	requestIP(req: Request): unknown;
 }
 
-/** Whole seconds for Bun, 1 to IDLE_TIMEOUT_S: the testing knob can shorten the bound, never lift it. */
-export function idleSeconds(asked: number): number {
-	return Number.isFinite(asked) ? Math.min(IDLE_TIMEOUT_S, Math.max(1, Math.round(asked))) : IDLE_TIMEOUT_S;
-}
-
 const noop = (): void => {};
 
 /** For a request no listener saw (unit tests): holding and closing do nothing, `sent` knows nothing. */

@@ -4,7 +4,7 @@
  * graceful (no new connections, requests in flight finish); a busy non-zero port falls back once
  * to a random port.
  */
-import { connectionOf, IDLE_TIMEOUT_S, idleSeconds } from "./idle.ts";
+import { connectionOf, IDLE_TIMEOUT_S } from "./idle.ts";
 import type { Connection } from "./types.ts";
 
 export interface Binding {
@@ -32,9 +32,8 @@ export function bindBun(
 	handle: (req: Request, conn: Connection) => Promise<Response>,
 	host: string,
 	port: number,
-	idleTimeoutS = IDLE_TIMEOUT_S,
+	idleS = IDLE_TIMEOUT_S,
 ): BindResult<Binding & { server: Bun.Server<undefined> }> {
-	const idleS = idleSeconds(idleTimeoutS);
 	const serve = (p: number) => {
 		const server = Bun.serve({
 			hostname: host,

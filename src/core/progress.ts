@@ -12,7 +12,8 @@ import type { SseTimings } from "./types.ts";
 
 export type { SseTimings } from "./types.ts";
 
-const PROGRESS_MIN_INTERVAL_MS = 250;
+/** The pacing of progress notifications; the testing knob may shorten it (src/config/knobs.ts). */
+export const PROGRESS_MIN_INTERVAL_MS = 250;
 const KEEPALIVE_MS = 15_000;
 const HEARTBEAT_MS = 5_000;
 const PROGRESS_MESSAGE_MAX_BYTES = 1024;
@@ -20,12 +21,6 @@ const PROGRESS_MESSAGE_MAX_BYTES = 1024;
 export const SSE_QUEUE_MAX_BYTES = 64 * 1024;
 
 export type ProgressToken = string | number;
-
-/** Testing knob A2A_BRIDGE_PROGRESS_INTERVAL_MS: it can shorten the 250 ms pacing (0: none), never lift it. */
-export function progressIntervalMs(asked: string | undefined): number | undefined {
-	const v = asked === undefined || asked.trim() === "" ? Number.NaN : Number(asked);
-	return Number.isFinite(v) && v >= 0 ? Math.min(v, PROGRESS_MIN_INTERVAL_MS) : undefined;
-}
 
 /** The last `maxBytes` bytes of `text`, cut at a character boundary. @internal */
 export function tailBytes(text: string, maxBytes = PROGRESS_MESSAGE_MAX_BYTES): string {

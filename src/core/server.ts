@@ -16,7 +16,7 @@ import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
 import { fairShare, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
-import { taskWindowMs } from "./task-wire.ts";
+import { TASK_WINDOW_MS } from "./task-wire.ts";
 import { SYSTEM_CLOCK, TaskStore } from "./tasks.ts";
 import type { BridgeDeps, Connection, InFlightCall, ServerOptions } from "./types.ts";
 
@@ -56,7 +56,7 @@ export class BridgeServer {
 			listTools: () => deps.listTools(),
 		};
 		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions });
-		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, taskWindowMs: taskWindowMs(opts.taskWindowMs) });
+		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, taskWindowMs: opts.taskWindowMs ?? TASK_WINDOW_MS });
 	}
 
 	get inFlight(): ReadonlyMap<string, InFlightCall> {

@@ -8,7 +8,6 @@
 import { randomUUID } from "node:crypto";
 
 export const MAX_SESSIONS = 64;
-/** @internal */
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** Each of `live` tokens may hold ⌊total / live⌋ (at least 1): the shares never add up past the total. */

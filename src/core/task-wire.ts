@@ -8,16 +8,8 @@ import type { TaskRecord } from "./tasks.ts";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
-/**
- * How long a declaring call may run before it is answered with a task handle (at most 2 s, §17).
- * @internal
- */
+/** How long a declaring call may run before it is answered with a task handle (at most 2 s, §17). */
 export const TASK_WINDOW_MS = 1000;
-
-/** The testing knob's window: it can shorten TASK_WINDOW_MS (down to 0), never lift it; junk means the default. */
-export function taskWindowMs(asked: number | undefined): number {
-	return asked !== undefined && Number.isFinite(asked) ? Math.min(TASK_WINDOW_MS, Math.max(0, asked)) : TASK_WINDOW_MS;
-}
 
 /** What a task tells its poller to wait between `tasks/get` requests. */
 const TASK_POLL_INTERVAL_MS = 1000;

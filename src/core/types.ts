@@ -140,9 +140,9 @@ export interface ServerOptions {
 	routes?: Record<string, ExtraRoute>;
 	/** SSE timing overrides (tests only). */
 	sse?: SseTimings;
-	/** Idle TTL override (tests only; the default is SESSION_TTL_MS). */
+	/** Idle TTL (default SESSION_TTL_MS; shorter only through a testing knob, src/config/knobs.ts). */
 	sessionTtlMs?: number;
-	/** Task window override (tests only): clamped to 0..TASK_WINDOW_MS, never longer. */
+	/** The Tasks window (default TASK_WINDOW_MS; shorter only through a testing knob, src/config/knobs.ts). */
 	taskWindowMs?: number;
 }
 

@@ -112,6 +112,8 @@ export interface OmpFiles {
 	command: string[];
 	entry: string;
 	placeholder: string;
+	/** The environment omp runs with (the caller's own: its HOME, PATH and the bridge's variables). */
+	env: Record<string, string | undefined>;
 }
 
 export function startOmp(args: HostArgs, cwd: string, approver: Approver, files: OmpFiles, placeholder: boolean): Omp {
@@ -125,7 +127,7 @@ export function startOmp(args: HostArgs, cwd: string, approver: Approver, files:
 		...(placeholder ? ["-e", files.placeholder] : []),
 		...args.ompArgs,
 	];
-	const proc = spawn({ cmd, cwd, env: process.env, stdin: "pipe", stdout: "pipe", stderr: "pipe", detached: true });
+	const proc = spawn({ cmd, cwd, env: files.env, stdin: "pipe", stdout: "pipe", stderr: "pipe", detached: true });
 	const omp: Omp = { proc, stderr: "", relayStderr: false };
 	handleFrames(omp, approver);
 	return omp;

@@ -1,33 +1,27 @@
 /**
  * A config file edited while the bridge runs (`npm run token`, an editor): the file's token table becomes
  * the live one exactly (a secret moved between names included) through the same server calls as `/a2a
- * token …` (a revoked or replaced token's sessions and calls end); everything else is reported as applying
- * at the next start. An edit that fails validation changes nothing. The one exception is fail-safe: a
- * secret this host revoked or rotated away while the file could not be written stays refused.
+ * token …` (a revoked or replaced token's sessions and calls end); a change to a field whose row applies
+ * at the next start (`edit` in src/config/config.ts) is said, not applied. An edit that fails validation
+ * changes nothing. The one exception is fail-safe: a secret this host revoked or rotated away while the
+ * file could not be written stays refused.
  */
-import type { BridgeConfig } from "../config/config.ts";
+import { type BridgeConfig, nextStartFields } from "../config/config.ts";
 import { readConfig } from "../config/file.ts";
 import { tokenChanges } from "../config/tokens.ts";
 import type { CommandTarget } from "./a2a-command.ts";
 
 type Notify = (text: string, level: "info" | "warning" | "error") => void;
 
-/** Fields read once at start; a change to one is said, not applied. */
-const AT_START = ["port", "host", "host_llm", "allowed_origins", "blob"] as const;
-
 /** The handler for each settled edit; start-time fields are compared with the last edit seen, so each change is said once. */
 export function configEditApplier(r: CommandTarget, notify: Notify): () => void {
-	let seen: Pick<BridgeConfig, (typeof AT_START)[number]> = { ...r.config };
+	let seen: Partial<BridgeConfig> = { ...r.config };
 	return () => {
 		seen = applyConfigEdit(r, seen, notify);
 	};
 }
 
-function applyConfigEdit<T extends Pick<BridgeConfig, (typeof AT_START)[number]>>(
-	r: CommandTarget,
-	seen: T,
-	notify: Notify,
-): T {
+function applyConfigEdit(r: CommandTarget, seen: Partial<BridgeConfig>, notify: Notify): Partial<BridgeConfig> {
 	let next: ReturnType<typeof readConfig>["config"];
 	try {
 		next = readConfig(r.configPath).config;
@@ -57,10 +51,11 @@ function applyConfigEdit<T extends Pick<BridgeConfig, (typeof AT_START)[number]>
 		said.push(`token '${name}' revoked (its sessions and calls in flight ended)`);
 	}
 	if (said.length > 0) notify(`A2A bridge: config edit applied: ${said.join("; ")}`, "info");
-	const later = AT_START.filter(k => JSON.stringify(next[k]) !== JSON.stringify(seen[k]));
+	const atStart = nextStartFields();
+	const later = atStart.filter(k => JSON.stringify(next[k]) !== JSON.stringify(seen[k]));
 	if (later.length > 0) {
 		const names = later.map(k => `'${k}'`).join(", ");
 		notify(`A2A bridge: ${names} changed in ${r.configPath}; applies at the next start`, "info");
 	}
-	return { ...seen, ...Object.fromEntries(AT_START.map(k => [k, next[k]])) };
+	return { ...seen, ...Object.fromEntries(atStart.map(k => [k, next[k]])) };
 }

@@ -166,6 +166,7 @@ describe("the route under another process's lock (flock(1))", () => {
 				cwd: () => dir,
 				audit: r => audits.push(r),
 				log: l => logs.push(l),
+				config: () => ({ blob: "write" }),
 			},
 			locks,
 		);

@@ -26,6 +26,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 			cwd: () => join(dir, "cwd"),
 			audit: r => audits.push(r),
 			log: l => logs.push(l),
+			config: () => ({ blob: "write" }),
 		});
 	});
 	afterEach(() => rmSync(dir, { recursive: true, force: true }));

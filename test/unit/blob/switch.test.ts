@@ -43,7 +43,13 @@ describe("createBlobRoute with the switch", () => {
 	});
 	afterEach(() => rmSync(dir, { recursive: true, force: true }));
 	const route = (mode: BlobMode) =>
-		createBlobRoute({ home: () => dir, cwd: () => dir, audit: r => audits.push(r), log: () => {}, mode: () => mode });
+		createBlobRoute({
+			home: () => dir,
+			cwd: () => dir,
+			audit: r => audits.push(r),
+			log: () => {},
+			config: () => ({ blob: mode }),
+		});
 	const call = (mode: BlobMode, method: string, body?: string) =>
 		route(mode).handle(new Request(`http://127.0.0.1:9/blob?path=g.txt`, { method, body: body ?? null }), {
 			sid: null,

@@ -7,8 +7,10 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import Ajv from "ajv";
 import fc from "fast-check";
-import { configSchema, FIELDS, nearestField, normalizeOrigin, validateConfig } from "../../../src/config/config.ts";
+import { configSchema, nearestField, validateConfig } from "../../../src/config/config.ts";
+import { FIELDS } from "../../../src/config/fields.ts";
 import { SCHEMA_FILE, SCHEMA_URL } from "../../../src/config/file.ts";
+import { normalizeOrigin } from "../../../src/config/hosts.ts";
 
 const FILE = "/cfg/a2a-bridge.json";
 const OWNER_T = "o".repeat(43);

@@ -70,6 +70,7 @@ async function harness(): Promise<Harness> {
 		cwd: () => join(dir, "cwd"),
 		audit: r => audits.push(r),
 		log: () => {},
+		config: () => ({ blob: "write" }),
 	});
 	const takeoverHost = new FakeHost();
 	const hostLlm = createHostLlmRoute(new Takeover(takeoverHost, r => audits.push(r)));

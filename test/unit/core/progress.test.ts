@@ -1,11 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import {
-	acceptsEventStream,
-	openSseCall,
-	progressIntervalMs,
-	SSE_QUEUE_MAX_BYTES,
-	tailBytes,
-} from "../../../src/core/progress.ts";
+import { acceptsEventStream, openSseCall, SSE_QUEUE_MAX_BYTES, tailBytes } from "../../../src/core/progress.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 async function readAll(res: Response): Promise<string> {
@@ -61,26 +55,6 @@ describe("acceptsEventStream", () => {
 	] as const) {
 		test(`${String(accept)} -> ${ok}`, () => {
 			expect(acceptsEventStream(accept)).toBe(ok);
-		});
-	}
-});
-
-describe("progressIntervalMs (testing knob): shortens the 250 ms pacing, never lifts it", () => {
-	for (const [asked, ms] of [
-		[undefined, undefined],
-		["", undefined],
-		["  ", undefined],
-		["abc", undefined],
-		["-1", undefined],
-		["Infinity", undefined],
-		["NaN", undefined],
-		["0", 0],
-		["100", 100],
-		["250", 250],
-		["1e9", 250],
-	] as const) {
-		test(`${JSON.stringify(asked)} -> ${ms}`, () => {
-			expect(progressIntervalMs(asked)).toBe(ms);
 		});
 	}
 });

@@ -11,6 +11,7 @@ import * as hashJobs from "../../../src/blob/hash-jobs.ts";
 import * as blob from "../../../src/blob/parse.ts";
 import * as staging from "../../../src/blob/staging.ts";
 import * as config from "../../../src/config/config.ts";
+import { FIELDS } from "../../../src/config/fields.ts";
 import * as tokens from "../../../src/config/tokens.ts";
 import * as calls from "../../../src/core/calls.ts";
 import * as errors from "../../../src/core/errors.ts";
@@ -375,12 +376,12 @@ describe("the README's configuration table (both languages) = the validator's fi
 			const text = read(file);
 			const rows = new Map(
 				[...text.matchAll(/^\| `([$a-z_]+)` \| (.*) \|$/gm)]
-					.filter(m => (m[1] ?? "") in config.FIELDS)
+					.filter(m => (m[1] ?? "") in FIELDS)
 					.map(m => [m[1] ?? "", m[2] ?? ""] as const),
 			);
-			expect([...rows.keys()].sort()).toEqual(Object.keys(config.FIELDS).sort());
+			expect([...rows.keys()].sort()).toEqual(Object.keys(FIELDS).sort());
 			expect(rows.get("host")).toContain(`\`${config.CONFIG_DEFAULTS.host}\``);
-			expect(rows.get("blob")).toContain(`"${config.OPTIONAL_DEFAULTS.blob}"`);
+			expect(rows.get("blob")).toContain(`"${config.CONFIG_DEFAULTS.blob}"`);
 			expect(rows.get("tokens")).toContain(`${tokens.MAX_NAMED_TOKENS}`);
 			const pattern = JSON.stringify(config.configSchema()).match(/\{(\d+),\}/)?.[1];
 			expect(rows.get("token")).toContain(`${pattern}`);
