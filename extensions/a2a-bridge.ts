@@ -7,7 +7,8 @@
 import { homedir, hostname } from "node:os";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
-import { type AuditLog, auditGenerations, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
+import { auditGenerations } from "../src/audit/file.ts";
+import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { BLOB_STALL_MS } from "../src/blob/stall.ts";
 import { defaultConfigPath } from "../src/config/config.ts";

@@ -9,14 +9,8 @@
  */
 import { readFileSync } from "node:fs";
 import { defaultConfigPath } from "../src/config/config.ts";
-import {
-	observePid,
-	pickEntry,
-	type RuntimeEntry,
-	readRuntime,
-	runtimePath,
-	trustEntry,
-} from "../src/config/runtime.ts";
+import { observePid, trustEntry } from "../src/config/pids.ts";
+import { pickEntry, type RuntimeEntry, readRuntime, runtimePath } from "../src/config/runtime.ts";
 import { errorText } from "../src/text/error-text.ts";
 
 /** Long enough for someone to answer an approval prompt on the host's terminal. */

@@ -7,7 +7,7 @@
  * leaves one audit record with `{path, offset, bytes}` (uploads also `method`), never contents. A leaf:
  * `node:fs` and HTTP, not the host.
  */
-import type { AuditRecord } from "../audit/log.ts";
+import type { AuditRecord } from "../audit/record.ts";
 import type { BridgeConfig } from "../config/config.ts";
 import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute } from "../core/types.ts";

@@ -5,7 +5,7 @@
  * Invariants: arming is all or nothing (a failure rolls back every layer); restoring undoes only
  * what arming did and names on stderr what could not come back; nothing is persisted.
  */
-import type { AuditRecord } from "../audit/log.ts";
+import type { AuditRecord } from "../audit/record.ts";
 import { errorText } from "../text/error-text.ts";
 import { type Armed, claim, rearm, undo } from "./layers.ts";
 import {

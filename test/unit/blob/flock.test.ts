@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AuditRecord } from "../../../src/audit/log.ts";
+import type { AuditRecord } from "../../../src/audit/record.ts";
 import { CrossLocks, type Libc, LOCK_WAIT_MS, loadFlock } from "../../../src/blob/flock.ts";
 import { FileLocks } from "../../../src/blob/locks.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AuditRecord } from "../../../src/audit/log.ts";
+import type { AuditRecord } from "../../../src/audit/record.ts";
 import { BLOB_METHODS } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
 import { NO_CONNECTION } from "../../../src/core/idle.ts";

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AuditRecord } from "../../../src/audit/log.ts";
+import type { AuditRecord } from "../../../src/audit/record.ts";
 import { BLOB_ERRORS, blobRefusal } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
 import type { BlobMode } from "../../../src/config/tokens.ts";

@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import type { AuditRecord } from "../../../src/audit/log.ts";
+import type { AuditRecord } from "../../../src/audit/record.ts";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
 import { ERRORS } from "../../../src/core/errors.ts";

@@ -5,8 +5,11 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as auditFile from "../../../src/audit/file.ts";
 import * as log from "../../../src/audit/log.ts";
+import * as record from "../../../src/audit/record.ts";
 import * as redact from "../../../src/audit/redact.ts";
+import * as refusals from "../../../src/audit/refusals.ts";
 import * as hashJobs from "../../../src/blob/hash-jobs.ts";
 import * as blob from "../../../src/blob/parse.ts";
 import * as staging from "../../../src/blob/staging.ts";
@@ -195,12 +198,12 @@ describe("protocol.md ## Limits = the constants that hold them", () => {
 		"idle connection (no tool call or transfer running)": [`closed after ${idle.IDLE_TIMEOUT_S} s`],
 		"`/host-llm` request body": [`${constIn("src/takeover/route.ts", "MAX_BODY_BYTES")} bytes`],
 		"audit log": [
-			`${log.AUDIT_MAX_BYTES / MiB} MiB per file, ${log.AUDIT_GENERATIONS + 1} files`,
-			`at most 2 records per token per ${log.REFUSAL_WINDOW_MS === 1000 ? "second" : `${log.REFUSAL_WINDOW_MS} ms`}`,
+			`${log.AUDIT_MAX_BYTES / MiB} MiB per file, ${auditFile.AUDIT_GENERATIONS + 1} files`,
+			`at most 2 records per token per ${refusals.REFUSAL_WINDOW_MS === 1000 ? "second" : `${refusals.REFUSAL_WINDOW_MS} ms`}`,
 			`\`args\` ${redact.ARGS_MAX_CHARS} characters`,
 			`string leaves and fields ${redact.LEAF_MAX_CHARS} characters`,
 			`depth ${redact.MAX_DEPTH}`,
-			`${log.RECORD_MAX_BYTES / 1024} KiB per record`,
+			`${record.RECORD_MAX_BYTES / 1024} KiB per record`,
 		],
 		"response time": ["no limit in the bridge"],
 	};

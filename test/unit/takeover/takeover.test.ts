@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { AuditRecord } from "../../../src/audit/log.ts";
+import type { AuditRecord } from "../../../src/audit/record.ts";
 import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import {
 	bypassesFetch,
