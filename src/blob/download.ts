@@ -9,6 +9,7 @@
  * answer carries a strong `ETag`; a `Range` with an `If-Range` that is not it gets the whole file.
  */
 import { closeSync, existsSync, readSync } from "node:fs";
+import { TokenSlots } from "../core/route-kit.ts";
 import type { Connection } from "../core/types.ts";
 import { holding } from "./conn.ts";
 import type { Ctx } from "./context.ts";
@@ -24,33 +25,14 @@ const SWEEP_MS = 100;
 const FD_DIR = "/proc/self/fd";
 
 /**
- * Download slots (MAX_DOWNLOADS_IN_FLIGHT, each token at most its share) and the descriptors Bun is still
- * sending from: a slot is held from the request's start until its descriptor is closed, once Bun is done
- * with the response.
+ * Download slots (MAX_DOWNLOADS_IN_FLIGHT, each token at most its share: the route kit's TokenSlots) and the
+ * descriptors Bun is still sending from: a slot is held from the request's start until its descriptor is
+ * closed, once Bun is done with the response.
  */
 export class Sending {
 	readonly #open = new Map<number, { conn: Connection; release: () => void }>();
-	readonly #byToken = new Map<string, number>();
-	#total = 0;
+	readonly slots = new TokenSlots(MAX_DOWNLOADS_IN_FLIGHT, "downloads");
 	#timer: ReturnType<typeof setInterval> | null = null;
-
-	/** A slot for `token` (its release, idempotent), or why there is none. */
-	take(token: string, share: number): (() => void) | string {
-		const mine = this.#byToken.get(token) ?? 0;
-		if (mine >= share) return `this token's ${share} downloads are in progress`;
-		if (this.#total >= MAX_DOWNLOADS_IN_FLIGHT) return `${MAX_DOWNLOADS_IN_FLIGHT} downloads are in progress`;
-		this.#total++;
-		this.#byToken.set(token, mine + 1);
-		let held = true;
-		return () => {
-			if (!held) return;
-			held = false;
-			this.#total--;
-			const left = (this.#byToken.get(token) ?? 1) - 1;
-			if (left > 0) this.#byToken.set(token, left);
-			else this.#byToken.delete(token);
-		};
-	}
 
 	/** Takes `fd` (and its slot) to close after the response; false when Bun cannot tell this request's end. */
 	track(conn: Connection, fd: number, release: () => void): boolean {
@@ -81,7 +63,7 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	const { refuse } = ctx;
 	const want = wantsSha256(req.headers.get("want-repr-digest"));
 	if (!want.ok) return refuse(path, null, want.code, want.message);
-	const release = sending.take(ctx.token, ctx.shareOf(MAX_DOWNLOADS_IN_FLIGHT));
+	const release = sending.slots.take(ctx.token, ctx);
 	if (typeof release === "string") return refuse(path, null, "too_many_downloads", `${release}; retry later`);
 	let handed = false;
 	try {

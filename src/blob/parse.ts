@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import type { BlobMode } from "../config/tokens.ts";
+import { refusalsOf } from "../core/route-kit.ts";
 
 export const BLOB_METHODS = ["PUT", "POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;
@@ -129,11 +130,5 @@ export const rangeApplies = (ifRange: string | null, etag: string): boolean =>
 export const json = (body: unknown, status: number, headers: Record<string, string> = {}): Response =>
 	new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
-export function blobError(
-	code: BlobCode,
-	message: string,
-	headers: Record<string, string> = {},
-	extra: Record<string, unknown> = {},
-): Response {
-	return json({ error: message, code, ...extra }, BLOB_ERRORS[code], headers);
-}
+/** A `/blob` refusal: `{error, code, …extra}` at the code's status (the route kit's one envelope). */
+export const blobError = refusalsOf(BLOB_ERRORS);

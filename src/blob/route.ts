@@ -9,8 +9,9 @@
  */
 import type { AuditRecord } from "../audit/record.ts";
 import type { BridgeConfig } from "../config/config.ts";
+import { TokenSlots } from "../core/route-kit.ts";
 import { requestTarget } from "../core/target.ts";
-import type { ExtraRoute } from "../core/types.ts";
+import type { ExtraRoute, RouteContext } from "../core/types.ts";
 import { holding } from "./conn.ts";
 import type { Ctx, Note, Refuse } from "./context.ts";
 import { parseDigest } from "./digest.ts";
@@ -50,90 +51,95 @@ export interface BlobDeps {
 	ownFiles?: () => readonly string[];
 }
 
+/** What every request of one route shares: the locks, slots, digest cache and running hashes. */
+interface Shared {
+	locks: FileLocks;
+	uploads: TokenSlots;
+	sending: Sending;
+	digests: DigestCache;
+	hashes: HashJobs;
+}
+
 /** The `/blob` route: replace (PUT), append (POST), download (GET) and size (HEAD), per contract §7. */
 export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraRoute {
-	let uploading = 0;
-	/** Uploads in flight per token name: each token stops at its share (contract §16). */
-	const byToken = new Map<string, number>();
-	const sending = new Sending();
-	const digests = new DigestCache();
-	const hashes = new HashJobs();
-
+	const shared: Shared = {
+		locks,
+		uploads: new TokenSlots(MAX_UPLOADS_IN_FLIGHT, "uploads"),
+		sending: new Sending(),
+		digests: new DigestCache(),
+		hashes: new HashJobs(),
+	};
 	return {
 		methods: BLOB_METHODS,
-		handle: async (req, { sid, tokenName, client, conn, ended, shareOf }) => {
-			const writes = isUpload(req.method);
-			const tool = writes ? "blob:write" : "blob:read";
-			const who = { sid, tokenName, ...(client ? { client } : {}) };
-			const note: Note = (path, offset, bytes, error) => {
-				const isError = error !== undefined;
-				const args = writes ? { path, offset, bytes, method: req.method } : { path, offset, bytes };
-				deps.audit({
-					id: crypto.randomUUID(),
-					...who,
-					phase: "done",
-					tool,
-					isError,
-					args,
-					...(isError ? { error } : {}),
-				});
-			};
-			const refuse: Refuse = (path, offset, code, message, h, extra) => {
-				note(path, offset, 0, message);
-				return blobError(code, message, h, extra);
-			};
-			const share = (total: number) => shareOf?.(total) ?? total;
-			const ctx: Ctx = {
-				note,
-				refuse,
-				log: deps.log,
-				digests,
-				hashes,
-				token: tokenName,
-				shareOf: share,
-				conn,
-				...(ended ? { ended } : {}),
-				stallMs: deps.stallMs ?? BLOB_STALL_MS,
-			};
+		handle: async (req, route) => {
+			const ctx = requestCtx(req, route, deps, shared);
 			const params = requestTarget(req.url).searchParams;
 			const forbidden = blobRefusal(deps.config().blob, req.method);
-			if (forbidden !== null) return refuse(params.get("path"), null, "forbidden", forbidden);
+			if (forbidden !== null) return ctx.refuse(params.get("path"), null, "forbidden", forbidden);
 			const query = parseBlobQuery(params, req.method);
-			if (!query.ok) return refuse(params.get("path"), null, query.code, query.message);
+			if (!query.ok) return ctx.refuse(params.get("path"), null, query.code, query.message);
 			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });
-			const offset = query.value.offset;
-			if (!writes) return download(req, path, ctx, sending);
-			const whole = parseDigest("Repr-Digest", req.headers.get("repr-digest"));
-			if (!whole.ok) return refuse(path, offset, whole.code, whole.message);
-			const part = parseDigest("Content-Digest", req.headers.get("content-digest"));
-			if (!part.ok) return refuse(path, offset, part.code, part.message);
-			const own = ownPathOf(path, deps.ownFiles?.() ?? []);
-			if (own !== null) return refuse(path, offset, "own_file", `${own}: /blob does not write it`);
-			// An empty PUT is a legitimate zero-byte replacement; an empty POST would change nothing.
-			if (req.method === "POST" && (req.body === null || req.headers.get("content-length") === "0")) {
-				return refuse(path, offset, "empty_body", EMPTY_BODY);
-			}
-			const mine = byToken.get(tokenName) ?? 0;
-			const slots = share(MAX_UPLOADS_IN_FLIGHT);
-			if (uploading >= MAX_UPLOADS_IN_FLIGHT || mine >= slots) {
-				const why =
-					mine >= slots
-						? `this token's ${slots} uploads are in progress`
-						: `${MAX_UPLOADS_IN_FLIGHT} uploads are in progress`;
-				return refuse(path, offset, "too_many_uploads", `${why}; retry later`);
-			}
-			uploading++;
-			byToken.set(tokenName, mine + 1);
-			try {
-				const expected = { whole: whole.value, part: part.value };
-				const write = req.method === "PUT" ? put : post;
-				return await holding(conn, () => write(req, path, offset, expected, ctx, locks));
-			} finally {
-				uploading--;
-				const left = (byToken.get(tokenName) ?? 1) - 1;
-				if (left > 0) byToken.set(tokenName, left);
-				else byToken.delete(tokenName);
-			}
+			if (!isUpload(req.method)) return download(req, path, ctx, shared.sending);
+			return upload(req, path, query.value.offset, ctx, deps, shared);
 		},
 	};
+}
+
+/** The request's audit note, refusal and the rest of what its handlers share (blob/context.ts). */
+function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: Shared): Ctx {
+	const writes = isUpload(req.method);
+	const tool = writes ? "blob:write" : "blob:read";
+	const who = { sid: route.sid, tokenName: route.tokenName, ...(route.client ? { client: route.client } : {}) };
+	const note: Note = (path, offset, bytes, error) => {
+		const isError = error !== undefined;
+		const args = writes ? { path, offset, bytes, method: req.method } : { path, offset, bytes };
+		deps.audit({ id: crypto.randomUUID(), ...who, phase: "done", tool, isError, args, ...(isError ? { error } : {}) });
+	};
+	const refuse: Refuse = (path, offset, code, message, h, extra) => {
+		note(path, offset, 0, message);
+		return blobError(code, message, h, extra);
+	};
+	return {
+		note,
+		refuse,
+		log: deps.log,
+		digests: shared.digests,
+		hashes: shared.hashes,
+		token: route.tokenName,
+		shareOf: route.shareOf,
+		conn: route.conn,
+		...(route.ended ? { ended: route.ended } : {}),
+		stallMs: deps.stallMs ?? BLOB_STALL_MS,
+	};
+}
+
+/** An upload after the query: its digest fields, the bridge's own files, an empty POST, then a slot of its token's. */
+async function upload(
+	req: Request,
+	path: string,
+	offset: number | null,
+	ctx: Ctx,
+	deps: BlobDeps,
+	shared: Shared,
+): Promise<Response> {
+	const { refuse } = ctx;
+	const whole = parseDigest("Repr-Digest", req.headers.get("repr-digest"));
+	if (!whole.ok) return refuse(path, offset, whole.code, whole.message);
+	const part = parseDigest("Content-Digest", req.headers.get("content-digest"));
+	if (!part.ok) return refuse(path, offset, part.code, part.message);
+	const own = ownPathOf(path, deps.ownFiles?.() ?? []);
+	if (own !== null) return refuse(path, offset, "own_file", `${own}: /blob does not write it`);
+	// An empty PUT is a legitimate zero-byte replacement; an empty POST would change nothing.
+	if (req.method === "POST" && (req.body === null || req.headers.get("content-length") === "0")) {
+		return refuse(path, offset, "empty_body", EMPTY_BODY);
+	}
+	const release = shared.uploads.take(ctx.token, ctx);
+	if (typeof release === "string") return refuse(path, offset, "too_many_uploads", `${release}; retry later`);
+	try {
+		const expected = { whole: whole.value, part: part.value };
+		const write = req.method === "PUT" ? put : post;
+		return await holding(ctx.conn, () => write(req, path, offset, expected, ctx, shared.locks));
+	} finally {
+		release();
+	}
 }

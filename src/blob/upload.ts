@@ -79,6 +79,9 @@ export async function pipeBody(
 		ended?.removeEventListener("abort", cut);
 		await flusher?.stop();
 	}
+	// The identity once more after the body (contract §16): a secret that ended as the last bytes came in
+	// stops the upload as one cut mid-body does; nothing of it is installed.
+	if (stop === null && ended?.aborted) stop = { code: "client_disconnected", why: "token revoked or rotated" };
 	const landed = fstatSync(fd).size - at;
 	if (follower === null) return { stop, landed, wrote };
 	if (stop !== null || wrote !== landed) {

@@ -1,13 +1,13 @@
 import { type ErrorKind, rpcError } from "./errors.ts";
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 
-type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: ErrorKind };
+export type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: ErrorKind };
 
 /**
  * Reads at most `max` bytes. Content-Length is trusted only without Transfer-Encoding
  * (RFC 9112 §6.3); otherwise the stream is counted and dropped the moment it crosses the limit.
  */
-async function readBodyLimited(req: Request, max: number): Promise<BodyRead> {
+export async function readBodyLimited(req: Request, max: number): Promise<BodyRead> {
 	const declared = req.headers.get("content-length");
 	const chunked = req.headers.get("transfer-encoding") !== null;
 	if (declared !== null && !chunked && Number(declared) > max) return { ok: false, kind: "body_too_large" };

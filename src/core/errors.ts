@@ -89,14 +89,27 @@ function errorResponse(kind: ErrorKind, id: RpcId | null, error: RpcErrorObject,
 	return new Response(body, { status: ERRORS[kind].status, headers: jsonHeaders(headers) });
 }
 
+/** What a route refusal may carry beside its message and code (e.g. the state, the staged size); never those two. */
+export type RefusalExtra = { readonly [member: string]: unknown; error?: never; code?: never };
+
 /**
- * The same row for the non-MCP routes (`/blob`, `/host-llm`), whose errors are `{error, code}`:
- * a curl user reads one shape from a route whether the pipeline or the handler refused.
+ * The one envelope of every refusal on an extra route (`/blob`, `/host-llm`, …): `{error, code, …extra}`
+ * at the status the route's table gives the code. A curl user reads one shape from a route whether the
+ * pipeline or the handler refused.
  */
+export function routeRefusal(
+	status: number,
+	code: string,
+	message: string,
+	headers: Record<string, string> = {},
+	extra: RefusalExtra = {},
+): Response {
+	return new Response(JSON.stringify({ error: message, code, ...extra }), { status, headers: jsonHeaders(headers) });
+}
+
+/** A pipeline row on an extra route, in the routes' envelope. */
 export function routeError(kind: ErrorKind, headers: Record<string, string> = {}): Response {
-	const row = ERRORS[kind];
-	const body = JSON.stringify({ error: row.message, code: kind });
-	return new Response(body, { status: row.status, headers: jsonHeaders(headers) });
+	return routeRefusal(ERRORS[kind].status, kind, ERRORS[kind].message, headers);
 }
 
 /** Plain-text 404 for unknown routes and OAuth discovery paths: ends client discovery fast. */

@@ -10,7 +10,7 @@ import { CallTable } from "./calls.ts";
 import { isClientAbort } from "./client-abort.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { eraOf, MAX_BODY_BYTES, SERVER_NAME, unsupportedData } from "./facts.ts";
-import { Gate, type Route, refuse } from "./gate.ts";
+import { Gate, identityEnded, type Route, refuse } from "./gate.ts";
 import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
@@ -177,6 +177,7 @@ export class BridgeServer {
 					client: own?.client ?? null,
 					conn,
 					...(who.ended ? { ended: who.ended } : {}),
+					recheck: () => identityEnded(who, route),
 					shareOf: total => fairShare(total, this.#gate.tokens.size),
 				})
 			: notFound();

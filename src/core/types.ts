@@ -115,12 +115,14 @@ export interface Connection {
 }
 
 /** What an extra route gets besides the request: who is calling, and the connection it came on. */
-interface RouteContext extends CallerInfo {
+export interface RouteContext extends CallerInfo {
 	conn: Connection;
-	/** Aborts when the caller's secret is revoked or rotated away (contract §16): routes check it after the body. */
+	/** Aborts when the caller's secret is revoked or rotated away (contract §16): a running transfer stops. */
 	ended?: AbortSignal;
+	/** The identity checked again (contract §16): the 401 a new request would get once the secret is gone. */
+	recheck(): Response | undefined;
 	/** This token's share of a route's `total` slots now (contract §16: no token holds them all). */
-	shareOf?: (total: number) => number;
+	shareOf(total: number): number;
 }
 
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */

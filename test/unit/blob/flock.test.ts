@@ -20,7 +20,7 @@ import type { AuditRecord } from "../../../src/audit/record.ts";
 import { CrossLocks, type Libc, LOCK_WAIT_MS, loadFlock } from "../../../src/blob/flock.ts";
 import { FileLocks } from "../../../src/blob/locks.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
-import { NO_CONNECTION } from "../../../src/core/idle.ts";
+import { routeCtx } from "../../helpers/route-ctx.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 let dir: string;
@@ -171,12 +171,10 @@ describe("the route under another process's lock (flock(1))", () => {
 			locks,
 		);
 	const call = (r: ReturnType<typeof route>, method: string, path: string, body: string, extra = "") =>
-		r.handle(new Request(`http://127.0.0.1:9/blob?path=${encodeURIComponent(path)}${extra}`, { method, body }), {
-			sid: "sid-1",
-			tokenName: "owner",
-			client: null,
-			conn: NO_CONNECTION,
-		});
+		r.handle(
+			new Request(`http://127.0.0.1:9/blob?path=${encodeURIComponent(path)}${extra}`, { method, body }),
+			routeCtx({ sid: "sid-1" }),
+		);
 	beforeEach(() => {
 		audits.length = 0;
 		logs.length = 0;
@@ -264,7 +262,7 @@ describe("the route under another process's lock (flock(1))", () => {
 					method: "POST",
 					body: slow,
 				}),
-				{ sid: "sid-1", tokenName: "owner", client: null, conn: NO_CONNECTION },
+				routeCtx({ sid: "sid-1" }),
 			);
 			await waitFor("the first POST's byte", () => readFileSync(file, "utf8").length === 16);
 			const second = await call(r, "POST", file, "y", "&offset=16");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/record.ts";
 import { BLOB_METHODS } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
-import { NO_CONNECTION } from "../../../src/core/idle.ts";
+import { routeCtx } from "../../helpers/route-ctx.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 describe("createBlobRoute (handle without a socket)", () => {
@@ -37,12 +37,10 @@ describe("createBlobRoute (handle without a socket)", () => {
 		body?: string | Uint8Array | ReadableStream<Uint8Array> | null,
 		headers: Record<string, string> = {},
 	) =>
-		route.handle(new Request(`http://127.0.0.1:9/blob?${query}`, { method, body: body ?? null, headers }), {
-			sid: "sid-1",
-			tokenName: "owner",
-			client: null,
-			conn: NO_CONNECTION,
-		});
+		route.handle(
+			new Request(`http://127.0.0.1:9/blob?${query}`, { method, body: body ?? null, headers }),
+			routeCtx({ sid: "sid-1" }),
+		);
 	/** A request body the test feeds by hand: `push.enqueue`, `push.close()`, `push.error()`. */
 	const pushBody = () => {
 		let push: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -174,13 +172,10 @@ describe("createBlobRoute (handle without a socket)", () => {
 
 	test("issue 20 item 4: a token at its share of uploads -> 503 too_many_uploads; another token still uploads", async () => {
 		const as = (tokenName: string, path: string, body: ReadableStream<Uint8Array> | string) =>
-			route.handle(new Request(`http://127.0.0.1:9/blob?path=${path}`, { method: "POST", body }), {
-				sid: null,
-				tokenName,
-				client: null,
-				conn: NO_CONNECTION,
-				shareOf: () => 2,
-			});
+			route.handle(
+				new Request(`http://127.0.0.1:9/blob?path=${path}`, { method: "POST", body }),
+				routeCtx({ tokenName, shareOf: () => 2 }),
+			);
 		const one = pushBody();
 		const two = pushBody();
 		const first = as("a", "a1", one.body);
@@ -207,13 +202,7 @@ describe("createBlobRoute (handle without a socket)", () => {
 		const size = 2 * 1024 * 1024;
 		writeFileSync(join(dir, "cwd", "d"), "x".repeat(size));
 		const as = (tokenName: string) =>
-			route.handle(new Request("http://127.0.0.1:9/blob?path=d"), {
-				sid: null,
-				tokenName,
-				client: null,
-				conn: NO_CONNECTION,
-				shareOf: () => 2,
-			});
+			route.handle(new Request("http://127.0.0.1:9/blob?path=d"), routeCtx({ tokenName, shareOf: () => 2 }));
 		// Bodies not read yet: each holds its descriptor and its slot.
 		const held = [await as("a"), await as("a")];
 		const third = await as("a");
@@ -247,6 +236,24 @@ describe("createBlobRoute (handle without a socket)", () => {
 			args: { offset: 0, bytes: 7 },
 		});
 		expect((await call("POST", "path=cut&offset=7", "!")).status).toBe(200);
+	});
+
+	test("a PUT whose secret ended while its body came in replaces nothing: the identity is checked after the body", async () => {
+		writeFileSync(join(dir, "cwd", "kept"), "old");
+		const revoked = new AbortController();
+		revoked.abort();
+		const put = (path: string) =>
+			route.handle(
+				new Request(`http://127.0.0.1:9/blob?path=${path}`, { method: "PUT", body: "new bytes" }),
+				routeCtx({ ended: revoked.signal }),
+			);
+		const res = await put("kept");
+		expect(res.status).toBe(400);
+		expect(await res.json()).toMatchObject({ code: "client_disconnected" });
+		expect(readFileSync(join(dir, "cwd", "kept"), "utf8")).toBe("old");
+		expect(audits.at(-1)).toMatchObject({ tool: "blob:write", isError: true, error: "token revoked or rotated" });
+		expect((await put("fresh")).status).toBe(400);
+		expect(existsSync(join(dir, "cwd", "fresh"))).toBe(false);
 	});
 
 	test("POST or GET on a directory -> 400 is_directory", async () => {

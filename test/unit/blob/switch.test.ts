@@ -6,7 +6,7 @@ import type { AuditRecord } from "../../../src/audit/record.ts";
 import { BLOB_ERRORS, blobRefusal } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
 import type { BlobMode } from "../../../src/config/tokens.ts";
-import { NO_CONNECTION } from "../../../src/core/idle.ts";
+import { routeCtx } from "../../helpers/route-ctx.ts";
 
 describe("blobRefusal", () => {
 	const table: Array<[BlobMode, string, boolean]> = [
@@ -51,12 +51,10 @@ describe("createBlobRoute with the switch", () => {
 			config: () => ({ blob: mode }),
 		});
 	const call = (mode: BlobMode, method: string, body?: string) =>
-		route(mode).handle(new Request(`http://127.0.0.1:9/blob?path=g.txt`, { method, body: body ?? null }), {
-			sid: null,
-			tokenName: "ci",
-			client: null,
-			conn: NO_CONNECTION,
-		});
+		route(mode).handle(
+			new Request(`http://127.0.0.1:9/blob?path=g.txt`, { method, body: body ?? null }),
+			routeCtx({ tokenName: "ci" }),
+		);
 
 	test("read: upload -> 403 {error, code: forbidden}, nothing written, audited with the token", async () => {
 		const res = await call("read", "POST", "x");
@@ -69,22 +67,18 @@ describe("createBlobRoute with the switch", () => {
 		expect(audits).toEqual([expect.objectContaining({ tool: "blob:write", tokenName: "ci", isError: true })]);
 	});
 	test("off: download -> 403 forbidden before the path is even looked at", async () => {
-		const res = await route("off").handle(new Request("http://127.0.0.1:9/blob?path=f.txt"), {
-			sid: null,
-			tokenName: "ci",
-			client: null,
-			conn: NO_CONNECTION,
-		});
+		const res = await route("off").handle(
+			new Request("http://127.0.0.1:9/blob?path=f.txt"),
+			routeCtx({ tokenName: "ci" }),
+		);
 		expect(res.status).toBe(403);
 		expect(((await res.json()) as { code: string }).code).toBe("forbidden");
 	});
 	test("read: download still served", async () => {
-		const res = await route("read").handle(new Request("http://127.0.0.1:9/blob?path=f.txt"), {
-			sid: null,
-			tokenName: "ci",
-			client: null,
-			conn: NO_CONNECTION,
-		});
+		const res = await route("read").handle(
+			new Request("http://127.0.0.1:9/blob?path=f.txt"),
+			routeCtx({ tokenName: "ci" }),
+		);
 		expect(res.status).toBe(200);
 		expect(await res.text()).toBe("data");
 	});

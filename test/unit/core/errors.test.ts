@@ -10,11 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { ERRORS, routeError, rpcError } from "../../../src/core/errors.ts";
-import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import type { Takeover } from "../../../src/takeover/takeover.ts";
 import { markdownTable } from "../../helpers/docs.ts";
 import { errorSites } from "../../helpers/error-sites.ts";
+import { routeCtx } from "../../helpers/route-ctx.ts";
 
 const PROTOCOL = "docs/protocol.md";
 /** The first `code` span of a cell: `forbidden_host`, or the fixed part of a message cell. */
@@ -77,12 +77,7 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 	} as unknown as Takeover;
 	const route = createHostLlmRoute(takeover);
 	const post = (body: string) =>
-		route.handle(new Request("http://127.0.0.1/host-llm", { method: "POST", body }), {
-			sid: null,
-			tokenName: "owner",
-			client: null,
-			conn: NO_CONNECTION,
-		});
+		route.handle(new Request("http://127.0.0.1/host-llm", { method: "POST", body }), routeCtx());
 
 	test("every refusal the route gives is a documented row, and every documented row is given", async () => {
 		const answers = await Promise.all(
@@ -112,8 +107,8 @@ describe("every error the code can send comes from a table", () => {
 		"error-status": ["src/core/errors.ts#ERRORS", "src/core/errors.ts#notFound", "src/takeover/plan.ts#wrapper"],
 		// A JSON-RPC `error` object is built by `errorObject` alone; the tripwire's is the provider's shape.
 		"error-object": ["src/takeover/plan.ts#createTripwire"],
-		// `{error, code}` bodies of the routes: one builder per table.
-		"error-body": ["src/core/errors.ts#routeError", "src/blob/parse.ts#blobError", "src/takeover/route.ts#error"],
+		// `{error, code}` bodies of every route, its table's refusals and the pipeline's rows alike: one envelope.
+		"error-body": ["src/core/errors.ts#routeRefusal"],
 		table: TABLES,
 	};
 	const sites = errorSites();

@@ -1353,6 +1353,7 @@ describe("BridgeServer named tokens", () => {
 				client: "cli",
 				conn: NO_CONNECTION,
 				ended: expect.any(AbortSignal),
+				recheck: expect.any(Function),
 				shareOf: expect.any(Function),
 			},
 			{
@@ -1361,9 +1362,19 @@ describe("BridgeServer named tokens", () => {
 				client: null,
 				conn: NO_CONNECTION,
 				ended: expect.any(AbortSignal),
+				recheck: expect.any(Function),
 				shareOf: expect.any(Function),
 			},
 		]);
+		// The route's identity check: nothing while the secret is live, the pipeline's 401 once it is revoked.
+		const [asCi, asOwner] = seen as Array<{ recheck(): Response | undefined }>;
+		expect(asCi?.recheck()).toBeUndefined();
+		h.server.revokeToken("ci");
+		const gone = asCi?.recheck();
+		expect(gone?.status).toBe(401);
+		expect(gone?.headers.get("www-authenticate")).toContain('error="invalid_token"');
+		expect(await gone?.json()).toEqual({ error: "unauthorized", code: "invalid_token" });
+		expect(asOwner?.recheck()).toBeUndefined();
 	});
 
 	test("issue 20 item 4: one token floods calls -> it stops at its share (128 of 256 with 2 tokens); the other still runs", async () => {

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import type { AuditRecord } from "../../../src/audit/record.ts";
-import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import {
 	bypassesFetch,
 	CLAIM_API_KEY,
@@ -26,6 +25,7 @@ import {
 	PLACEHOLDER,
 	row,
 } from "../../helpers/fake-takeover-host.ts";
+import { routeCtx } from "../../helpers/route-ctx.ts";
 
 function setup(host = new FakeHost()) {
 	const records: AuditRecord[] = [];
@@ -364,12 +364,7 @@ describe("Takeover.toggle", () => {
 describe("createHostLlmRoute", () => {
 	const post = (body: string) => new Request("http://127.0.0.1/host-llm", { method: "POST", body });
 	const call = async (takeover: Takeover, req: Request, sid: string | null = null) => {
-		const res = await createHostLlmRoute(takeover).handle(req, {
-			sid,
-			tokenName: "owner",
-			client: null,
-			conn: NO_CONNECTION,
-		});
+		const res = await createHostLlmRoute(takeover).handle(req, routeCtx({ sid }));
 		return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 	};
 
