@@ -17,8 +17,8 @@ import { sfSha256, wantsSha256 } from "./digest.ts";
 import { contentKey, entityTag } from "./digest-cache.ts";
 import { type HashWait, MAX_HASH_JOBS } from "./hash-jobs.ts";
 import { MAX_DOWNLOADS_IN_FLIGHT, parseRange, rangeApplies } from "./parse.ts";
-import { replaceTarget, stagedSize } from "./staging.ts";
-import { openTarget } from "./target.ts";
+import { stagedSize } from "./staged.ts";
+import { openTarget, replaceTarget } from "./target.ts";
 
 const READ_BYTES = 256 * 1024;
 const SWEEP_MS = 100;
@@ -93,21 +93,7 @@ async function serve(
 	const opened = openTarget(path, "read");
 	if (!opened.ok) return now(refuse(path, null, opened.code, opened.message, stagedHeader));
 	const { fd, st, pseudo } = opened;
-	if (pseudo !== null) {
-		if (head) {
-			closeSync(fd);
-			note(path, 0, 0);
-			// Chunked, as GET would answer: no Content-Length (Bun would otherwise claim 0).
-			return now(
-				new Response(null, { status: 200, headers: { "content-type": OCTETS, "transfer-encoding": "chunked" } }),
-			);
-		}
-		const body = streamFd(fd, 0, null, bytes => {
-			note(path, 0, bytes);
-			release();
-		});
-		return { response: new Response(body, { status: 200, headers: { "content-type": OCTETS } }), handed: true };
-	}
+	if (pseudo !== null) return servePseudo(head, path, fd, ctx, release);
 	const size = st.size;
 	const key = contentKey(fd);
 	const etag = entityTag(key);
@@ -146,10 +132,8 @@ async function serve(
 		const file = Bun.file(`${FD_DIR}/${fd}`).slice(start, end + 1, OCTETS);
 		return { response: new Response(file, { status, headers }), handed: true };
 	}
-	return {
-		response: new Response(streamFd(fd, start, end + 1, release), { status, headers }),
-		handed: true,
-	};
+	const stream = streamFd(fd, start, end + 1, release);
+	return { response: new Response(stream, { status, headers }), handed: true };
 }
 
 /**
@@ -179,6 +163,28 @@ async function wholeDigest(
 		return ctx.refuse(path, null, "client_disconnected", "client disconnected while the file was hashed");
 	if (contentKey(fd) === key) ctx.digests.remember(key, got.hex);
 	return got.hex;
+}
+
+/** A kernel pseudo-file: streamed to EOF, no length, no ranges (its size is made up). */
+function servePseudo(
+	head: boolean,
+	path: string,
+	fd: number,
+	ctx: Ctx,
+	release: () => void,
+): { response: Response; handed: boolean } {
+	if (head) {
+		closeSync(fd);
+		ctx.note(path, 0, 0);
+		// Chunked, as GET would answer: no Content-Length (Bun would otherwise claim 0).
+		const headers = { "content-type": OCTETS, "transfer-encoding": "chunked" };
+		return { response: new Response(null, { status: 200, headers }), handed: false };
+	}
+	const body = streamFd(fd, 0, null, bytes => {
+		ctx.note(path, 0, bytes);
+		release();
+	});
+	return { response: new Response(body, { status: 200, headers: { "content-type": OCTETS } }), handed: true };
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { lstatSync, readlinkSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, sep } from "node:path";
-import { STAGING_PREFIX } from "./staging.ts";
+import { STAGING_PREFIX } from "./staged.ts";
 
 const MAX_LINK_HOPS = 40;
 

@@ -12,8 +12,7 @@ import { contentKey } from "./digest-cache.ts";
 import { heldElsewhere } from "./flock.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
 import { blobError } from "./parse.ts";
-import { replaceTarget } from "./staging.ts";
-import { openTarget } from "./target.ts";
+import { openTarget, replaceTarget } from "./target.ts";
 import {
 	digestMismatch,
 	digestsAfter,
@@ -22,6 +21,7 @@ import {
 	mismatchReply,
 	pipeBody,
 	uploadReply,
+	type Written,
 } from "./upload.ts";
 
 /** Checks `offset` against the size before and after opening, then appends the body as it arrives. */
@@ -64,46 +64,60 @@ export async function post(
 	const held = openLocked(path, offset, ctx, locks);
 	if (held instanceof Response) return held;
 	const { fd } = held;
-	const undo = (at: number) => {
-		if (st === null) undoCreate(path, madeDir);
-		else ftruncateSync(fd, at);
-	};
 	try {
 		const at = fstatSync(fd).size;
 		if (offset === null && at > 0) return exists(at);
 		if (offset !== null && offset !== at) return mismatch(at);
 		const w = await pipeBody(req, fd, at, ctx);
-		const { stop, landed, wrote } = w;
-		if (stop === null && landed === 0 && wrote === 0) {
-			// A chunked body that carried nothing: undo what this request created.
-			if (st === null) undoCreate(path, madeDir);
-			return refuse(path, offset, "empty_body", EMPTY_BODY);
-		}
-		if (stop === null && wrote !== landed) {
-			const message = `${path} changed by ${landed - wrote} bytes more than this upload wrote (${wrote} bytes at offset ${at}): another writer touched it meanwhile; no sha256 given`;
-			ctx.note(path, at, landed, message);
-			return blobError("file_changed", message);
-		}
-		if (stop === null) {
-			const got = await digestsAfter(fd, at, w);
-			const wrong = digestMismatch(expected, got);
-			if (wrong !== null) {
-				undo(at);
-				ctx.note(path, at, 0, `${wrong}; the file is back to its ${at} bytes`);
-				return mismatchReply(`${wrong}; nothing was kept: the file is back to its ${at} bytes`, got);
-			}
-			ctx.note(path, at, landed);
-			ctx.digests.remember(contentKey(fd), got.whole);
-			return uploadReply(path, at, landed, fstatSync(fd).size, got);
-		}
-		const failed = stop.code === "write_failed";
-		const message = `${failed ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
-		if (failed) ctx.log(`a2a-bridge: blob ${message}`);
-		ctx.note(path, at, landed, failed ? message : stop.why);
-		return blobError(stop.code, message);
+		return await settle({ path, offset, fd, at, created: st === null, madeDir }, w, expected, ctx);
 	} finally {
 		held.release();
 	}
+}
+
+/** One append once its body is in: the file, where the body began, and what this request created. */
+interface Append {
+	path: string;
+	offset: number | null;
+	fd: number;
+	at: number;
+	/** The file did not exist before: undoing removes it (and the directories made for it). */
+	created: boolean;
+	madeDir: string | undefined;
+}
+
+/** What the body comes to: nothing, a file another writer touched, a digest refused (undone), landed, or cut. */
+async function settle(a: Append, w: Written, expected: Expected, ctx: Ctx): Promise<Response> {
+	const { path, fd, at } = a;
+	const { stop, landed, wrote } = w;
+	if (stop === null && landed === 0 && wrote === 0) {
+		// A chunked body that carried nothing: undo what this request created.
+		if (a.created) undoCreate(path, a.madeDir);
+		return ctx.refuse(path, a.offset, "empty_body", EMPTY_BODY);
+	}
+	if (stop === null && wrote !== landed) {
+		const message = `${path} changed by ${landed - wrote} bytes more than this upload wrote (${wrote} bytes at offset ${at}): another writer touched it meanwhile; no sha256 given`;
+		ctx.note(path, at, landed, message);
+		return blobError("file_changed", message);
+	}
+	if (stop === null) {
+		const got = await digestsAfter(fd, at, w);
+		const wrong = digestMismatch(expected, got);
+		if (wrong !== null) {
+			if (a.created) undoCreate(path, a.madeDir);
+			else ftruncateSync(fd, at);
+			ctx.note(path, at, 0, `${wrong}; the file is back to its ${at} bytes`);
+			return mismatchReply(`${wrong}; nothing was kept: the file is back to its ${at} bytes`, got);
+		}
+		ctx.note(path, at, landed);
+		ctx.digests.remember(contentKey(fd), got.whole);
+		return uploadReply(path, at, landed, fstatSync(fd).size, got);
+	}
+	const failed = stop.code === "write_failed";
+	const message = `${failed ? "writing" : "upload to"} ${path} stopped: ${stop.why}; ${landed} bytes of this request landed at offset ${at} (file size now ${at + landed})`;
+	if (failed) ctx.log(`a2a-bridge: blob ${message}`);
+	ctx.note(path, at, landed, failed ? message : stop.why);
+	return blobError(stop.code, message);
 }
 
 /** Times a file replaced while this upload took its lock is opened again. */

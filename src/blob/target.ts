@@ -1,10 +1,22 @@
 /**
- * Opening a `/blob` target (contract §15): regular files only, both ways, decided on the opened
+ * What a `/blob` path reaches and how it is opened (contract §15). A write reaches the file a symlink
+ * points to (`replaceTarget`). Regular files only, both ways, decided on the opened
  * descriptor so no later step can block. The open itself never waits (O_NONBLOCK: a FIFO with no
  * peer, a tty); FIFOs, sockets, devices, `/dev/stdin` and the like are refused after `fstat`.
  * Kernel pseudo-files (procfs, sysfs, …) are regular by `fstat` but their size is made up.
  */
-import { closeSync, constants, fstatSync, openSync, type Stats, statfsSync } from "node:fs";
+import {
+	closeSync,
+	constants,
+	fstatSync,
+	lstatSync,
+	openSync,
+	readlinkSync,
+	realpathSync,
+	type Stats,
+	statfsSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { errorText } from "../text/error-text.ts";
 import { errno } from "./context.ts";
 import type { BlobCode } from "./parse.ts";
@@ -90,4 +102,31 @@ function pseudoFs(fd: number, path: string): string | null {
 		}
 	}
 	return PSEUDO_FS.get(type) ?? null;
+}
+
+const MAX_LINK_HOPS = 40;
+
+/**
+ * The file a write to `path` reaches: symlinks are followed (even dangling), so a PUT replaces the file
+ * a link points to and the link stays. `linked` says a link was followed.
+ */
+export function replaceTarget(path: string): { target: string; linked: boolean } {
+	let at = path;
+	let hop = 0;
+	for (; hop < MAX_LINK_HOPS; hop++) {
+		let st: Stats;
+		try {
+			st = lstatSync(at);
+		} catch {
+			break;
+		}
+		if (!st.isSymbolicLink()) break;
+		at = resolve(dirname(at), readlinkSync(at));
+	}
+	// The directory may itself be reached through links: name the staging file by the real one.
+	try {
+		return { target: join(realpathSync(dirname(at)), basename(at)), linked: hop > 0 };
+	} catch {
+		return { target: at, linked: hop > 0 };
+	}
 }

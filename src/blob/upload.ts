@@ -20,7 +20,7 @@ export interface Expected {
 	part: string | null;
 }
 
-type Stop = { code: "write_failed" | "client_disconnected"; why: string } | null;
+export type Stop = { code: "write_failed" | "client_disconnected"; why: string } | null;
 export interface Written {
 	stop: Stop;
 	/** How much the file grew. */

@@ -17,18 +17,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import {
-	cleanStaging,
-	commit,
-	discard,
-	inFlightName,
-	openStaging,
-	park,
-	replaceTarget,
-	STAGING_MAX_PER_DIR,
-	type StagingFile,
-	stagedSize,
-} from "../../../src/blob/staging.ts";
+import { cleanStaging, inFlightName, STAGING_MAX_PER_DIR, stagedSize } from "../../../src/blob/staged.ts";
+import { commit, discard, openStaging, park, type StagingFile } from "../../../src/blob/staging.ts";
+import { replaceTarget } from "../../../src/blob/target.ts";
 
 const NEW_SHAPE = /^\.a2a-staging-[0-9a-f]{32}-[0-9a-f]{16}(\.[0-9]+)?$/;
 

@@ -12,7 +12,7 @@ import * as redact from "../../../src/audit/redact.ts";
 import * as refusals from "../../../src/audit/refusals.ts";
 import * as hashJobs from "../../../src/blob/hash-jobs.ts";
 import * as blob from "../../../src/blob/parse.ts";
-import * as staging from "../../../src/blob/staging.ts";
+import * as staged from "../../../src/blob/staged.ts";
 import * as config from "../../../src/config/config.ts";
 import { FIELDS } from "../../../src/config/fields.ts";
 import * as tokens from "../../../src/config/tokens.ts";
@@ -192,7 +192,7 @@ describe("protocol.md ## Limits = the constants that hold them", () => {
 		],
 		"`/blob` remembered whole-file digests": [`${constIn("src/blob/digest-cache.ts", "MAX_ENTRIES")}`],
 		"`/blob` staging files (cut PUTs)": [
-			`per directory: ${staging.STAGING_MAX_PER_DIR}, none older than ${constIn("src/blob/staging.ts", "STAGING_MAX_AGE_MS") / h} h`,
+			`per directory: ${staged.STAGING_MAX_PER_DIR}, none older than ${constIn("src/blob/staged.ts", "STAGING_MAX_AGE_MS") / h} h`,
 		],
 		"`/blob` upload with no byte received": [`ends after ${constIn("src/blob/stall.ts", "BLOB_STALL_MS") / 1000} s`],
 		"idle connection (no tool call or transfer running)": [`closed after ${idle.IDLE_TIMEOUT_S} s`],
