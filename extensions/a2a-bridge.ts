@@ -11,14 +11,14 @@ import { auditGenerations } from "../src/audit/file.ts";
 import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { BLOB_STALL_MS } from "../src/blob/stall.ts";
-import { defaultConfigPath } from "../src/config/config.ts";
+import { type BridgeConfig, defaultConfigPath } from "../src/config/config.ts";
 import { loadConfig, pinPort } from "../src/config/file.ts";
 import { isLoopbackHost, urlHost } from "../src/config/hosts.ts";
-import { readKnobs } from "../src/config/knobs.ts";
-import { publishRuntime, readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
+import { type Knobs, readKnobs } from "../src/config/knobs.ts";
+import { otherLiveBridges, publishRuntime, runtimePath } from "../src/config/runtime.ts";
 import { watchConfigFile } from "../src/config/watch.ts";
 import { IDLE_TIMEOUT_S } from "../src/core/idle.ts";
-import { type Binding, bindBun, Endpoint } from "../src/core/listen.ts";
+import { type Binding, bindBun, Endpoint, stopWithin } from "../src/core/listen.ts";
 import { PROGRESS_MIN_INTERVAL_MS } from "../src/core/progress.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
 import { SESSION_TTL_MS } from "../src/core/sessions.ts";
@@ -30,6 +30,7 @@ import { entryName, startNotice } from "../src/host/commands.ts";
 import { configEditApplier } from "../src/host/config-live.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
 import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
+import { type Notify, notifier } from "../src/host/notify.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
 import { createHostLlmRoute } from "../src/takeover/route.ts";
@@ -98,8 +99,44 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
 	const audit = processAudit();
-	const bridge = new HostBridge(hostAccess(pi));
-	// Extra authenticated routes (contract §3); each feature module plugs in one entry here.
+	const server = serverFor(pi, config, extraRoutes(configPath, config, audit, knobs), audit, knobs);
+	state.server = server;
+	const notify = notifier(ctx, logLine);
+	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
+	const port = bound.binding.port;
+	const busy = bound.fallbackFrom;
+	if (busy !== undefined) notify(`A2A bridge: port ${busy} is busy; listening on port ${port} instead`, "warning");
+	const url = `http://${urlHost(config.host)}:${port}/`;
+	// Contract §18: the first start's port is written back, so pasted entries survive a restart.
+	if (!loaded.portFromFile && pinFirstPort(configPath, port, notify)) config.port = port;
+	const unpublish = publishRuntime(configPath, { url, port, cwd: mainCwd() }, logLine);
+	const target: CommandTarget = {
+		server,
+		url,
+		configPath,
+		config,
+		audit,
+		approvals: () => liveApprovals(config.blob),
+		randomPort: loaded.portFromFile && config.port === 0,
+		// The pinned port names the host even when this start fell back to another (contract §20).
+		entryName: entryName(config.name, hostname(), config.port || port),
+		others: () => otherLiveBridges(configPath),
+		unsaved: new Set(),
+	};
+	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
+	const unwatch = watchConfigFile(configPath, configEditApplier(target, notify), logLine);
+	const stop = async (): Promise<void> => {
+		unwatch();
+		unpublish();
+		server.cancelTasks();
+		await stopWithin(bound.binding, RELEASE_GRACE_MS, () => server.cancelAll());
+		await audit.flush();
+	};
+	return { ...target, binding: { port, stop } };
+}
+
+/** Extra authenticated routes (contract §3); each feature module plugs in one entry here. */
+function extraRoutes(configPath: string, config: BridgeConfig, audit: AuditLog, knobs: Knobs) {
 	const routes: Record<string, ExtraRoute> = {};
 	routes["/host-llm"] = createHostLlmRoute(processTakeover());
 	routes["/blob"] = createBlobRoute({
@@ -117,7 +154,19 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			`${runtimePath(configPath)}.lock`,
 		],
 	});
-	const server = new BridgeServer(
+	return routes;
+}
+
+/** The server over the host adapter, with the config's tokens and bind and the testing knobs' bounds. */
+function serverFor(
+	pi: ExtensionAPI,
+	config: BridgeConfig,
+	routes: Record<string, ExtraRoute>,
+	audit: AuditLog,
+	knobs: Knobs,
+): BridgeServer {
+	const bridge = new HostBridge(hostAccess(pi));
+	return new BridgeServer(
 		{
 			version: pkg.version,
 			// Built at each handshake from what the host lists then (contract §20).
@@ -140,66 +189,19 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 			taskWindowMs: knobs.taskWindowMs,
 		},
 	);
-	state.server = server;
-	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
-	if (bound.fallbackFrom !== undefined) {
-		ctx.ui.notify(
-			`A2A bridge: port ${bound.fallbackFrom} is busy; listening on port ${bound.binding.port} instead`,
-			"warning",
-		);
-	}
-	const url = `http://${urlHost(config.host)}:${bound.binding.port}/`;
-	const notify = (text: string, level: "info" | "warning" | "error"): void => {
-		try {
-			ctx.ui.notify(text, level);
-		} catch {
-			logLine(text);
-		}
-	};
-	if (!loaded.portFromFile) {
-		// Contract §18: the first start's port is written back, so pasted entries survive a restart.
-		const notes: string[] = [];
-		try {
-			if (pinPort(configPath, bound.binding.port, notes)) config.port = bound.binding.port;
-		} catch (err) {
-			notify(`A2A bridge: port ${bound.binding.port} not written to the config: ${errorText(err)}`, "warning");
-		}
-		for (const n of notes) notify(`A2A bridge: ${n}`, "warning");
-	}
-	const unpublish = publishRuntime(configPath, { url, port: bound.binding.port, cwd: mainCwd() }, logLine);
-	const target: CommandTarget = {
-		server,
-		url,
-		configPath,
-		config,
-		audit,
-		approvals: () => liveApprovals(config.blob),
-		randomPort: loaded.portFromFile && config.port === 0,
-		// The pinned port names the host even when this start fell back to another (contract §20).
-		entryName: entryName(config.name, hostname(), config.port || bound.binding.port),
-		others: () => otherBridges(configPath),
-		unsaved: new Set(),
-	};
-	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
-	const unwatch = watchConfigFile(configPath, configEditApplier(target, notify), logLine);
-	const stop = async (): Promise<void> => {
-		unwatch();
-		unpublish();
-		server.cancelTasks();
-		const graceful = bound.binding.stop();
-		const drained = await Promise.race([graceful.then(() => true), Bun.sleep(RELEASE_GRACE_MS).then(() => false)]);
-		if (!drained) {
-			server.cancelAll();
-			await graceful;
-		}
-		await audit.flush();
-	};
-	return { ...target, binding: { port: bound.binding.port, stop } };
 }
 
-function otherBridges(configPath: string): Array<{ url: string; pid: number; cwd: string }> {
-	const r = readLiveRuntime(runtimePath(configPath));
-	return r.kind === "ok" ? r.entries.filter(e => e.pid !== process.pid) : [];
+/** Writes the port a first start bound into the config; whether it did (a failure is said, never fatal). */
+function pinFirstPort(configPath: string, port: number, notify: Notify): boolean {
+	const notes: string[] = [];
+	try {
+		return pinPort(configPath, port, notes);
+	} catch (err) {
+		notify(`A2A bridge: port ${port} not written to the config: ${errorText(err)}`, "warning");
+		return false;
+	} finally {
+		for (const n of notes) notify(`A2A bridge: ${n}`, "warning");
+	}
 }
 
 async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {

@@ -164,6 +164,12 @@ function entryAlive(e: RuntimeEntry): boolean {
 	return facts.kind === "mine" && (e.start === undefined || facts.start === undefined || facts.start === e.start);
 }
 
+/** The live bridges on this config besides this process (`/a2a` names them). */
+export function otherLiveBridges(configPath: string): RuntimeEntry[] {
+	const r = readLiveRuntime(runtimePath(configPath));
+	return r.kind === "ok" ? r.entries.filter(e => e.pid !== process.pid) : [];
+}
+
 /** The record's entries of live processes only. */
 export function readLiveRuntime(path: string, alive: (e: RuntimeEntry) => boolean = entryAlive): RuntimeRead {
 	const r = readRuntime(path);

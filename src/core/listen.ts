@@ -62,6 +62,18 @@ export function bindBun(
 	}
 }
 
+/**
+ * A graceful stop with a deadline: requests in flight get `graceMs` to finish, then `cancelAll` ends the
+ * rest (each call still gets its answer and done record) before the binding is gone.
+ */
+export async function stopWithin(binding: Binding, graceMs: number, cancelAll: () => void): Promise<void> {
+	const graceful = binding.stop();
+	const drained = await Promise.race([graceful.then(() => true), Bun.sleep(graceMs).then(() => false)]);
+	if (drained) return;
+	cancelAll();
+	await graceful;
+}
+
 export class Endpoint<R extends { binding: Binding }> {
 	#running: R | null = null;
 	#starting: Promise<R | null> | null = null;

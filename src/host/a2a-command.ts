@@ -16,6 +16,7 @@ import {
 	tokenPrefix,
 	tokensText,
 } from "./commands.ts";
+import type { Notify } from "./notify.ts";
 
 /** What the command needs of the running endpoint. */
 export interface CommandTarget {
@@ -38,8 +39,6 @@ export interface CommandTarget {
 	 */
 	unsaved: Set<string>;
 }
-
-type Notify = (text: string, level: "info" | "warning" | "error") => void;
 
 /** The config as it is live (file field names: `token` holds a secret): file ops keep disk and memory in step. */
 function liveConfig(r: CommandTarget): BridgeConfig {

@@ -10,8 +10,7 @@ import { type BridgeConfig, nextStartFields } from "../config/config.ts";
 import { readConfig } from "../config/file.ts";
 import { tokenChanges } from "../config/tokens.ts";
 import type { CommandTarget } from "./a2a-command.ts";
-
-type Notify = (text: string, level: "info" | "warning" | "error") => void;
+import type { Notify } from "./notify.ts";
 
 /** The handler for each settled edit; start-time fields are compared with the last edit seen, so each change is said once. */
 export function configEditApplier(r: CommandTarget, notify: Notify): () => void {
