@@ -120,8 +120,8 @@ export const rotate = <T>(xs: readonly T[], turn: number): T[] => xs.map((_, i) 
 
 /** The knobs of `bun run bench` (defaults: the full run; small values for a quick look on a busy machine). */
 export const KNOBS = {
-	/** Interleaved rounds per cell (at least 3 for a median with a spread). */
-	rounds: Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3)),
+	/** Interleaved rounds per cell (at least 3 for a median with a spread; 5 keep one noisy round from deciding). */
+	rounds: Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5)),
 	/** Target length of one MCP load run, per contender. */
 	seconds: Number(process.env.BENCH_SECONDS ?? 1.5),
 	/** Size of every `/blob` transfer. */

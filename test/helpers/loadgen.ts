@@ -15,6 +15,11 @@ export interface LoadSpec {
 	stateless?: boolean;
 	/** Speak MCP 2026-07-28: no session, the `_meta` envelope and routing headers on every request. */
 	modern?: boolean;
+	/**
+	 * Each session alternates its 2025 request and the same as 2026-07-28, request by request, so both eras
+	 * meet the same load; `eras` holds each era's figures.
+	 */
+	alternate?: boolean;
 }
 
 const MODERN = "2026-07-28";
@@ -37,7 +42,16 @@ function modernMessage(msg: LoadSpec["messages"][number]): { headers: Record<str
 	};
 }
 
+/** One era's share of an alternating run; `rps` is sessions / mean latency (a closed loop of that era alone). */
+export interface EraFigures {
+	requests: number;
+	rps: number;
+	p50ms: number;
+	p99ms: number;
+}
+
 export interface LoadResult {
+	eras?: { legacy: EraFigures; modern: EraFigures };
 	requests: number;
 	errors: number;
 	firstError?: string;
@@ -90,18 +104,20 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 		}
 	}
 	const latencies: number[] = [];
+	const byEra: [number[], number[]] = [[], []];
 	let errors = 0;
 	let firstError: string | undefined;
-	const modern = spec.modern ? spec.messages.map(modernMessage) : null;
+	const modern = spec.modern || spec.alternate ? spec.messages.map(modernMessage) : null;
 	const started = performance.now();
 	await Promise.all(
 		sids.map(async sid => {
 			const session = sid ? { ...base, "mcp-session-id": sid } : base;
-			const modernHeaders = modern?.map(m => ({ ...session, ...m.headers }));
+			const modernHeaders = modern?.map(m => ({ ...(spec.alternate ? base : session), ...m.headers }));
 			for (let i = 0; i < spec.perSession; i++) {
-				const k = i % spec.messages.length;
-				const msg = modern?.[k]?.msg ?? spec.messages[k] ?? { method: "ping" };
-				const headers = modernHeaders?.[k] ?? session;
+				const era = spec.alternate ? i % 2 : spec.modern ? 1 : 0;
+				const k = (spec.alternate ? i >> 1 : i) % spec.messages.length;
+				const msg = (era === 1 ? modern?.[k]?.msg : undefined) ?? spec.messages[k] ?? { method: "ping" };
+				const headers = (era === 1 ? modernHeaders?.[k] : undefined) ?? session;
 				const t0 = performance.now();
 				try {
 					const res = await fetch(spec.url, {
@@ -119,13 +135,22 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 					errors++;
 					firstError ??= String(err);
 				}
-				latencies.push(performance.now() - t0);
+				const ms = performance.now() - t0;
+				latencies.push(ms);
+				byEra[era]?.push(ms);
 			}
 		}),
 	);
 	const seconds = (performance.now() - started) / 1000;
 	latencies.sort((a, b) => a - b);
+	const figures = (ms: number[]): EraFigures => {
+		ms.sort((a, b) => a - b);
+		const mean = ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length);
+		const p50ms = percentile(ms, 50);
+		return { requests: ms.length, rps: (spec.sessions * 1000) / mean, p50ms, p99ms: percentile(ms, 99) };
+	};
 	return {
+		...(spec.alternate ? { eras: { legacy: figures(byEra[0]), modern: figures(byEra[1]) } } : {}),
 		requests: latencies.length,
 		errors,
 		...(firstError ? { firstError } : {}),
