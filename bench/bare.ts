@@ -4,6 +4,9 @@
  * bench/child.ts starts it), or inside the host by bench/probe-ext.ts through the same `serveBare`.
  *
  * - any other path: MCP JSON-RPC answered with constants (the ceiling of this machine and load generator);
+ *   or, given a token (BARE_TOKEN; BARE_CATALOG names the host's tools as JSON), doing the work every MCP
+ *   request costs the bridge and nothing more: the Bearer secret looked up by its SHA-256, the body parsed
+ *   and checked as JSON-RPC 2.0, the session looked up and bound to that secret, the same catalog;
  * - `POST|PUT /up?path&how`: the body to a file. `how` = `write` (each chunk `writeSync`) or `bunwrite`
  *   (`Bun.write(path, req)`), unhashed, context only; `hash` (each chunk written and hashed as it comes) or
  *   `bunwrite-hash` (piped, then the file hashed): the references that also compute SHA-256. A PUT stages
@@ -12,7 +15,7 @@
  *   `Repr-Digest`), `known` (send with the digest this server computed when it stored that path),
  *   `stream` (hash while sending: no header possible, context only).
  */
-import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, readSync, renameSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 const CHUNK = 1024 * 1024;
@@ -37,6 +40,42 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const known = new Map<string, string>();
 
 const reprDigest = (hex: string): string => `sha-256=:${Buffer.from(hex, "hex").toString("base64")}:`;
+
+const sha256 = (text: string): string => new Bun.CryptoHasher("sha256").update(text).digest("hex");
+
+/** The same-work MCP server: `token`'s digest is the one known secret; `catalog` is the tools array as JSON. */
+function mcpSameWork(token: string, catalog: string): (req: Request) => Promise<Response> {
+	const secrets = new Map([[sha256(token), "owner"]]);
+	const sessions = new Map<string, string>();
+	const toolsJson = `{"tools":${catalog}}`;
+	const answer = (status: number, body: string, headers: Record<string, string> = JSON_HEADERS) =>
+		new Response(body, { status, headers });
+	return async req => {
+		const auth = req.headers.get("authorization") ?? "";
+		const digest = auth.startsWith("Bearer ") ? sha256(auth.slice(7)) : "";
+		if (!secrets.has(digest)) return answer(401, '{"error":"unauthorized"}');
+		let msg: { jsonrpc?: unknown; id?: unknown; method?: unknown };
+		try {
+			msg = JSON.parse(await req.text());
+		} catch {
+			return answer(400, '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}');
+		}
+		if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0" || typeof msg.method !== "string")
+			return answer(400, '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}');
+		const id = JSON.stringify(msg.id ?? null);
+		if (msg.method === "initialize") {
+			const sid = crypto.randomUUID();
+			sessions.set(sid, digest);
+			const body = `{"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(INIT)}}`;
+			return answer(200, body, { ...JSON_HEADERS, "mcp-session-id": sid });
+		}
+		if (sessions.get(req.headers.get("mcp-session-id") ?? "") !== digest)
+			return answer(404, '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"session not found"}}');
+		if (msg.id === undefined) return new Response(null, { status: 202 });
+		const result = msg.method === "tools/list" ? toolsJson : "{}";
+		return answer(200, `{"jsonrpc":"2.0","id":${id},"result":${result}}`);
+	};
+}
 
 async function mcp(req: Request): Promise<Response> {
 	const msg = (await req.json()) as { id?: unknown; method?: string };
@@ -136,7 +175,7 @@ function download(q: URLSearchParams): Response {
 }
 
 /** Serves the bare reference on a random loopback port. */
-export function serveBare(): Bun.Server<undefined> {
+export function serveBare(same?: { token: string; catalog: string }): Bun.Server<undefined> {
 	return Bun.serve({
 		hostname: "127.0.0.1",
 		port: 0,
@@ -151,8 +190,13 @@ export function serveBare(): Bun.Server<undefined> {
 				return download(new URL(req.url).searchParams);
 			},
 		},
-		fetch: mcp,
+		fetch: same ? mcpSameWork(same.token, same.catalog) : mcp,
 	});
 }
 
-if (import.meta.main) process.stdout.write(`${serveBare().port}\n`);
+if (import.meta.main) {
+	const token = process.env.BARE_TOKEN;
+	const catalog = process.env.BARE_CATALOG;
+	const same = token ? { token, catalog: catalog ? readFileSync(catalog, "utf8") : "[]" } : undefined;
+	process.stdout.write(`${serveBare(same).port}\n`);
+}

@@ -150,6 +150,8 @@ export async function runMcpBench(
 		const catalog = await writeHostCatalog(h);
 		const sdkProc = await startChild("sdk-reference.ts", { SDK_REF_TOKEN: sdkToken, SDK_REF_CATALOG: catalog.path });
 		children.push(sdkProc);
+		const sameProc = await startChild("bare.ts", { BARE_TOKEN: sdkToken, BARE_CATALOG: catalog.path });
+		children.push(sameProc);
 		const readArgs = { path: smallFile };
 		const inHost = await probe<{ bare: number; fake: number }>(h, {
 			op: "serve",
@@ -162,6 +164,7 @@ export async function runMcpBench(
 		const bridge: Target = { url: h.url, token: h.token };
 		const bare: Target = { url: bareProc.url, token: sdkToken };
 		const sdk: Target = { url: sdkProc.url, token: sdkToken };
+		const same: Target = { url: sameProc.url, token: sdkToken };
 		const inHostBare: Target = { url: `http://127.0.0.1:${inHost.bare}/`, token: h.token };
 		const fake: Target = { url: `http://127.0.0.1:${inHost.fake}/`, token: h.token };
 		const call = (name: string, args: Record<string, unknown>): LoadSpec["messages"] => [
@@ -171,6 +174,7 @@ export async function runMcpBench(
 		const rpcCells = (what: "ping" | "tools/list", sessions: number): RpcCell[] => {
 			const key = `${what === "ping" ? "ping" : "list"}-${sessions}`;
 			const cells = [
+				{ key: `${key} same`, to: same, sessions, messages: [{ method: what }] },
 				{ key: `${key} bare`, to: bare, sessions, messages: [{ method: what }] },
 				{ key: `${key} in-host`, to: inHostBare, sessions, messages: [{ method: what }] },
 				{ key: `${key} bridge`, to: bridge, sessions, messages: [{ method: what }] },
@@ -327,10 +331,12 @@ export async function runMcpBench(
 				const targeted = key === "ping-32";
 				const measure = `${label}, ${n} session${n === 1 ? "" : "s"}`;
 				const bridgeRps = rps(`${key} bridge`);
-				const ceiling = "bare ceiling (own process, constant answers)";
+				const sameName = "bare, same work: secret by SHA-256, JSON-RPC checked, session bound, same catalog";
 				rows.push(
-					row(measure, "req/s", bridgeRps, ceiling, rps(`${key} bare`), "ratio", targeted ? atLeast(0.85) : undefined),
+					row(measure, "req/s", bridgeRps, sameName, rps(`${key} same`), "ratio", targeted ? atLeast(0.85) : undefined),
 				);
+				const ceiling = "context: bare ceiling (own process, constant answers, no auth, no session)";
+				rows.push(row(measure, "req/s", bridgeRps, ceiling, rps(`${key} bare`), "ratio"));
 				const inHostName = "context: the same bare server inside the host process";
 				rows.push(row(measure, "req/s", bridgeRps, inHostName, rps(`${key} in-host`), "ratio"));
 				const sdkName = "context: SDK reference (official SDK, same catalog)";
@@ -434,12 +440,12 @@ export async function runMcpBench(
 		};
 		const mem = (pid: number) => `${statusMiB(pid, "VmRSS").toFixed(1)} / ${statusMiB(pid, "VmHWM").toFixed(1)}`;
 		const notes = [
-			`tools/list answer, bytes: bridge ${await bodyBytes(bridge)}, bare ${await bodyBytes(bare)}, SDK ${await bodyBytes(sdk)} (the host's ${catalog.bytes} bytes of tools, registered through zod)`,
+			`tools/list answer, bytes: bridge ${await bodyBytes(bridge)}, bare ${await bodyBytes(bare)}, bare doing the same work ${await bodyBytes(same)}, SDK ${await bodyBytes(sdk)} (the host's ${catalog.bytes} bytes of tools, registered through zod)`,
 			`VmRSS / VmHWM MiB after the run: host ${mem(h.proc.pid)} (after boot ${hostBoot.rss.toFixed(1)} / ${hostBoot.hwm.toFixed(1)}), bare ${mem(bareProc.pid)}, SDK ${mem(sdkProc.pid)}`,
 			`tasks: ${tasksMade} of ${taskTries} declaring calls became tasks`,
 			`identity re-check after the body (contract §16): ${identityRecheckNs().toFixed(1)} ns per request, in-process`,
 			`the ceilings against the SDK reference, ping ×32: own process ${(median(rps("ping-32 bare")) / median(rps("ping-32 sdk"))).toFixed(2)} ×, in the host ${(median(rps("ping-32 in-host")) / median(rps("ping-32 sdk"))).toFixed(2)} × (the most any server could reach here)`,
-			...["bare", "in-host"].map(
+			...["same", "bare", "in-host"].map(
 				ref =>
 					`per-round ping ×32 bridge / ${ref}: ${(res["ping-32 bridge"] ?? []).map((r, i) => (r.rps / (res[`ping-32 ${ref}`]?.[i]?.rps ?? Number.NaN)).toFixed(2)).join(", ")}`,
 			),
