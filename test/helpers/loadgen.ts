@@ -108,15 +108,20 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 	let errors = 0;
 	let firstError: string | undefined;
 	const modern = spec.modern || spec.alternate ? spec.messages.map(modernMessage) : null;
-	// Every session opens its connection and warms this process with one untimed request of its first
-	// message before the clock starts (in parallel, as the timed ones run), whatever its era.
+	// Every session opens its connection and warms this process with one untimed request before the clock
+	// starts (in parallel, as the timed ones run), whatever its era: one with no effect (`ping`, or
+	// `server/discover` in 2026-07-28), since a message under test may start something (`hub start`).
 	await Promise.all(
 		sids.map(async sid => {
-			const first = spec.modern ? modern?.[0] : undefined;
+			const modernWarm = { "mcp-protocol-version": MODERN, "mcp-method": "server/discover" };
 			const res = await fetch(spec.url, {
 				method: "POST",
-				headers: { ...(sid ? { ...base, "mcp-session-id": sid } : base), ...first?.headers },
-				body: JSON.stringify({ jsonrpc: "2.0", id: 0, ...(first?.msg ?? spec.messages[0] ?? { method: "ping" }) }),
+				headers: spec.modern ? { ...base, ...modernWarm } : sid ? { ...base, "mcp-session-id": sid } : base,
+				body: JSON.stringify(
+					spec.modern
+						? { jsonrpc: "2.0", id: 0, method: "server/discover", params: { _meta: ENVELOPE } }
+						: { jsonrpc: "2.0", id: 0, method: "ping" },
+				),
 			});
 			await res.text();
 		}),
