@@ -132,8 +132,9 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 	const started = performance.now();
 	await Promise.all(
 		sids.map(async sid => {
-			const session = sid ? { ...base, "mcp-session-id": sid } : base;
-			const modernHeaders = modern?.map(m => ({ ...(spec.alternate ? base : session), ...m.headers }));
+			// Built once per session: fetch would otherwise convert a plain object into headers on every request.
+			const session = new Headers(sid ? { ...base, "mcp-session-id": sid } : base);
+			const modernHeaders = modern?.map(m => new Headers({ ...base, ...m.headers }));
 			for (let i = 0; i < spec.perSession; i++) {
 				const era = spec.alternate ? i % 2 : spec.modern ? 1 : 0;
 				const k = (spec.alternate ? i >> 1 : i) % spec.messages.length;
