@@ -17,6 +17,9 @@
  */
 import { closeSync, fsyncSync, openSync, readFileSync, readSync, renameSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { authenticate, TokenSet } from "../src/config/auth.ts";
+import { readMessage } from "../src/core/body.ts";
+import { MAX_BODY_BYTES } from "../src/core/facts.ts";
 
 const CHUNK = 1024 * 1024;
 const SESSION = "bare-session";
@@ -41,29 +44,25 @@ const known = new Map<string, string>();
 
 const reprDigest = (hex: string): string => `sha-256=:${Buffer.from(hex, "hex").toString("base64")}:`;
 
-const sha256 = (text: string): string => new Bun.CryptoHasher("sha256").update(text).digest("hex");
-
-/** The same-work MCP server: `token`'s digest is the one known secret; `catalog` is the tools array as JSON. */
+/**
+ * The same-work MCP server: the bridge's own token check (`authenticate` over a `TokenSet` holding `token`)
+ * and body steps (`readMessage`: size limit, JSON, one JSON-RPC message), a session map bound to the
+ * secret's digest, and `catalog` (the tools array as JSON) for `tools/list`. Nothing else of the bridge.
+ */
 function mcpSameWork(token: string, catalog: string): (req: Request) => Promise<Response> {
-	const secrets = new Map([[sha256(token), "owner"]]);
+	const tokens = new TokenSet([{ name: "owner", token }]);
 	const sessions = new Map<string, string>();
 	const toolsJson = `{"tools":${catalog}}`;
 	const answer = (status: number, body: string, headers: Record<string, string> = JSON_HEADERS) =>
 		new Response(body, { status, headers });
 	return async req => {
-		const auth = req.headers.get("authorization") ?? "";
-		const digest = auth.startsWith("Bearer ") ? sha256(auth.slice(7)) : "";
-		if (!secrets.has(digest)) return answer(401, '{"error":"unauthorized"}');
-		let msg: { jsonrpc?: unknown; id?: unknown; method?: unknown };
-		try {
-			msg = JSON.parse(await req.text());
-		} catch {
-			return answer(400, '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}');
-		}
-		if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0" || typeof msg.method !== "string")
-			return answer(400, '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}');
-		const id = JSON.stringify(msg.id ?? null);
-		if (msg.method === "initialize") {
+		const auth = authenticate(req.headers.get("authorization"), tokens);
+		if (!auth.ok) return answer(401, '{"error":"unauthorized"}');
+		const digest = auth.who.secretDigest;
+		const msg = await readMessage(req, MAX_BODY_BYTES);
+		if (msg instanceof Response) return msg;
+		const id = JSON.stringify(msg.kind === "notification" ? null : msg.id);
+		if (msg.kind === "request" && msg.method === "initialize") {
 			const sid = crypto.randomUUID();
 			sessions.set(sid, digest);
 			const body = `{"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(INIT)}}`;
@@ -71,7 +70,7 @@ function mcpSameWork(token: string, catalog: string): (req: Request) => Promise<
 		}
 		if (sessions.get(req.headers.get("mcp-session-id") ?? "") !== digest)
 			return answer(404, '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"session not found"}}');
-		if (msg.id === undefined) return new Response(null, { status: 202 });
+		if (msg.kind !== "request") return new Response(null, { status: 202 });
 		const result = msg.method === "tools/list" ? toolsJson : "{}";
 		return answer(200, `{"jsonrpc":"2.0","id":${id},"result":${result}}`);
 	};

@@ -31,9 +31,13 @@ const SETTLE_MS = 3000;
 const WARM_MIB = 16;
 const SECOND = `second${crypto.randomUUID()}${crypto.randomUUID()}`.replaceAll("-", "");
 
+/** Bound on one `sync`: a disk that takes longer is noted in the log, not waited on for ever. */
+const SYNC_TIMEOUT_MS = 60_000;
+
 /** Writes every dirty page out, so no transfer pays for the writeback of the one before it (or of a copy). */
 function settleDisk(): void {
-	Bun.spawnSync(["sync"]);
+	const r = Bun.spawnSync(["sync"], { timeout: SYNC_TIMEOUT_MS });
+	if (r.exitCode !== 0) console.log(`  sync did not finish within ${SYNC_TIMEOUT_MS / 1000} s; measuring anyway`);
 }
 
 const statusKiB = (pid: number, field: "VmHWM" | "VmRSS"): number => {

@@ -138,7 +138,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 			for (let i = 0; i < spec.perSession; i++) {
 				const era = spec.alternate ? i % 2 : spec.modern ? 1 : 0;
 				const k = (spec.alternate ? i >> 1 : i) % spec.messages.length;
-				const tail = tails[era === 1 && modern ? 1 : 0]?.[k] ?? '"method":"ping"}';
+				const tail = tails[era]?.[k] ?? '"method":"ping"}';
 				const headers = (era === 1 ? modernHeaders?.[k] : undefined) ?? session;
 				const t0 = performance.now();
 				try {
