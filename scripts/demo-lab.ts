@@ -117,7 +117,20 @@ async function main(): Promise<number> {
 		mark = board.events().length;
 		const cursor = Number(/cursor=(\d+)\]$/.exec((await call("hub", { op: "logs", name: "console" })).trimEnd())?.[1]);
 		await call("hub", { op: "send", name: "console", text: "version" });
-		await call("hub", { op: "logs", name: "console", cursor, follow: true, timeout: 10 });
+		// A cursor read returns the log's last lines, older ones included, from the first new byte on: the answer
+		// is below the typed line, and a read that came before it follows again from its own cursor.
+		const answer = (tail: string): string[] => {
+			const rows = tail.split("\n");
+			return rows
+				.slice(rows.findLastIndex(l => l.trimEnd().endsWith("version")) + 1)
+				.filter(l => /^(firmware|factory image)/.test(l.trim()));
+		};
+		let tail = await call("hub", { op: "logs", name: "console", cursor, follow: true, timeout: 10 });
+		for (let i = 0; i < 5 && answer(tail).length === 0; i++) {
+			const next = Number(/cursor=(\d+)\]$/.exec(tail.trimEnd())?.[1]);
+			tail = await call("hub", { op: "logs", name: "console", cursor: next, follow: true, timeout: 10 });
+		}
+		check(answer(tail).length > 0, `the board's answer, below the typed line: ${answer(tail)[0] ?? "(none)"}`);
 		await call("hub", { op: "send", name: "console", text: "watch" });
 		await call("hub", { op: "send", name: "console", keys: ["CTRL_C"] });
 		await board.until("Ctrl-C", e => e.event === "interrupt", 5000, mark);

@@ -208,6 +208,21 @@ describe("the lab box: flash, console, build and artifacts against a simulated b
 			.find(e => e.event === "booted");
 		expect(booted, "the wait answered only after the board booted again").toBeDefined();
 
+		// The old recipe (issue 39): a cursor read is no cure. `logs` with a cursor and `follow` answers at the
+		// first byte past the cursor with the last `lines` lines of the whole log, so grepping it for `login:` finds
+		// the previous boot's line while the board (its record) has not booted again; the marker wait above did not.
+		await hub({ op: "wait", name: "console", pattern: `${marker}[\\s\\S]*login:[^\\n]*\\n[\\s\\S]*# `, timeout: 10 });
+		cursor = cursorOf(await hub({ op: "logs", name: "console" }));
+		mark = board.events().length;
+		await hub({ op: "send", name: "console", text: "reboot" });
+		const tail = await hub({ op: "logs", name: "console", cursor, follow: true, lines: 20, timeout: 20 });
+		const tailAt = Date.now() / 1000;
+		expect(tail).not.toContain("follow timed out");
+		expect(tail, "the cursor read shows a login line from before its cursor").toContain("login:");
+		const cursorBoot = await board.until("the reboot after the cursor read", e => e.event === "booted", 10_000, mark);
+		expect(cursorBoot.t, "the cursor read answered before the board booted again").toBeGreaterThan(tailAt);
+		await hub({ op: "wait", name: "console", pattern: `${marker}[\\s\\S]*login:[\\s\\S]*login:`, timeout: 10 });
+
 		// Leave the way picocom does (C-a C-x, as raw text), then stop: the console process is gone, and
 		// the board got no input from the exit keys.
 		mark = board.events().length;
