@@ -69,6 +69,10 @@ const RULES: Array<[RegExp, How]> = [
 		/^(TOKEN=|URL=|AUTH=|SID=|H=|B=|D=|n=|curl |size=|tail -c |grep -i '\^repr-digest' |node -p 'require\("\.\/tools\.json"\))/,
 		HERE,
 	],
+	[
+		/^(META=|mcp\(\) \{ |mcp (tools\/call|tasks\/)|T=\$\(node -p |for i in \$\(seq 60\); do mcp |node -p 'require\("\.\/got\.json"\))/,
+		HERE,
+	],
 	[/^claude mcp add /, { by: "test", file: "test/clients/drivers.ts", marker: 'snippet("claude-code", ctx)' }],
 	[/^npx mcp-remote /, { by: "not run", why: "npx would fetch mcp-remote from the npm registry; tests stay offline" }],
 	[/^ssh -L /, { by: "not run", why: "needs an SSH server (the example's 'labbox')" }],
@@ -204,6 +208,40 @@ describe("docs: commands run against a real host", () => {
 			expect(after.status).toBe(404);
 		}
 	});
+
+	test("Tasks by curl (README and README_ZN, both long-work pages): create, poll, result, cancel, as written", async () => {
+		const blocks = blocksStartingWith(/^AUTH=/, "tasks/get");
+		expect(blocks.length).toBe(1);
+		const [onHost] = hostForm();
+		const audit = join(host.home, ".omp", "agent", "a2a-bridge.log");
+		const before = readFileSync(audit, "utf8").split("\n").length;
+		const [code, out, err] = await bash(`${onHost}\n${blocks[0]}`, { cwd: work, env: { HOME: host.home } });
+		expect({ code, err }).toEqual({ code: 0, err: "" });
+		const lines = out.trim().split("\n");
+		expect(lines.slice(0, 2)).toEqual(["completed", "built"]);
+		expect(lines.at(-1)).toContain('"status":"cancelled"');
+		// Second channel: the audit says both calls ran as tasks; the first ended, the second was cancelled, and
+		// nothing of the cancelled command is left running.
+		const taskDone = (): Array<{ cancelled?: boolean }> =>
+			readFileSync(audit, "utf8")
+				.split("\n")
+				.slice(before - 1)
+				.filter(l => l.includes('"phase":"done"') && l.includes('"task":'))
+				.map(l => JSON.parse(l) as { cancelled?: boolean });
+		await waitFor("both task calls' done records", () => taskDone().length === 2, { timeoutMs: 10_000 });
+		expect(taskDone().map(r => r.cancelled === true)).toEqual([false, true]);
+		const sleeping = (): string[] =>
+			readdirSync("/proc")
+				.filter(p => /^\d+$/.test(p))
+				.filter(p => {
+					try {
+						return readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").join(" ").trim() === "sleep 600";
+					} catch {
+						return false;
+					}
+				});
+		await waitFor("the cancelled task's sleep to be gone", () => sleeping().length === 0, { timeoutMs: 10_000 });
+	}, 60_000);
 
 	test("the host form without its files stops at once with one sentence, running nothing after it", async () => {
 		const [onHost] = hostForm();
