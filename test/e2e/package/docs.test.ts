@@ -73,6 +73,14 @@ const RULES: Array<[RegExp, How]> = [
 		/^(META=|mcp\(\) \{ |mcp (tools\/call|tasks\/)|T=\$\(node -p |for i in \$\(seq 60\); do mcp |node -p 'require\("\.\/got\.json"\))/,
 		HERE,
 	],
+	[
+		/^omp install "git\+https:\/\/example\.com\/you\/pi-a2a-ext\.git#[0-9a-f]+"$/,
+		{ by: "test", file: "test/e2e/package/install.test.ts", marker: 'c.text.startsWith("omp install ")' },
+	],
+	[
+		/^node -p 'require\(require\("os"\)\.homedir\(\) \+ "\/\.omp\/plugins\/package\.json"\)/,
+		{ by: "test", file: "test/e2e/package/install.test.ts", marker: '"/.omp/plugins/package.json")' },
+	],
 	[/^claude mcp add /, { by: "test", file: "test/clients/drivers.ts", marker: 'snippet("claude-code", ctx)' }],
 	[/^npx mcp-remote /, { by: "not run", why: "npx would fetch mcp-remote from the npm registry; tests stay offline" }],
 	[/^ssh -L /, { by: "not run", why: "needs an SSH server (the example's 'labbox')" }],

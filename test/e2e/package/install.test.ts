@@ -233,6 +233,42 @@ describe("omp install from a git URL", () => {
 		}
 	}, 180_000);
 
+	test("a release pinned by the commit its CHANGELOG heading names, going back one and forward again (upgrade.md)", async () => {
+		// Releases are commits the CHANGELOG names (tags do not travel with this repository): `## [x.y.z] - date (commit abc1234)`.
+		const changelog = readFileSync(join(ROOT, "CHANGELOG.md"), "utf8");
+		const releases = [
+			...changelog.matchAll(/^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2} \(commit ([0-9a-f]{7,40})\)$/gm),
+		];
+		expect(releases.length).toBeGreaterThan(0);
+		const [, version, commit] = releases[0] as RegExpMatchArray;
+		const plugin = join(home, ".omp", "plugins", "node_modules", PKG.name, "extensions", "a2a-bridge.ts");
+		const at = async (rev: string) =>
+			(await run(["git", "-C", ROOT, "show", `${rev}:extensions/a2a-bridge.ts`], home)).out;
+		// The pinned form the upgrade page shows, with this test's URL for the repository's.
+		const pinned = (
+			shellBlocks("docs/guide/upgrade.md")
+				.flat()
+				.find(c => c.text.startsWith("omp install ") && c.text.includes("#"))?.text ?? ""
+		).replace(/"git\+https:\/\/[^#"]+/, `"${url}`);
+		expect(pinned).toContain(`#${commit}"`);
+		const back = await run(["bash", "-c", pinned]);
+		expect(back.out).toContain(`Installed ${PKG.name}@${version}`);
+		expect(back.code).toBe(0);
+		// Second channel: the installed files are that commit's, and omp's pin names it; the host still loads it.
+		expect(readFileSync(plugin, "utf8")).toBe(await at(commit as string));
+		const deps = JSON.parse(readFileSync(join(home, ".omp", "plugins", "package.json"), "utf8")).dependencies;
+		expect(deps[PKG.name]).toBe(`${url}#${commit}`);
+		const shown = shellBlocks("docs/guide/upgrade.md")
+			.flat()
+			.find(c => c.text.includes('"/.omp/plugins/package.json")'));
+		expect((await run(["bash", "-c", shown?.text ?? "false"])).out.trim()).toBe(`${url}#${commit}`);
+		expect((await bootPlainHost()).bridge).toBe(true);
+		// Forward again: the plain URL installs the branch head.
+		const forward = await omp("install", url);
+		expect(forward.code).toBe(0);
+		expect(readFileSync(plugin, "utf8")).toBe(await at("HEAD"));
+	}, 180_000);
+
 	test("omp plugin uninstall pi-a2a-ext -> gone from ~/.omp/plugins, the next host has no bridge", async () => {
 		const r = await omp("plugin", "uninstall", PKG.name);
 		expect(r.code).toBe(0);

@@ -89,9 +89,11 @@ describe("install output (README: what `npm install` prints)", () => {
 describe("CHANGELOG: released versions a user can read", () => {
 	const log = read("CHANGELOG.md");
 	const heads = [...log.matchAll(/^## (.*)$/gm)].map(m => m[1] ?? "");
-	const released = heads.slice(1).map(h => /^\[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$/.exec(h));
+	const released = heads
+		.slice(1)
+		.map(h => /^\[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2}) \(commit ([0-9a-f]{7,40})\)$/.exec(h));
 
-	test("Unreleased on top, then each release as `[x.y.z] - date`, newest first; package.json is the newest", () => {
+	test("Unreleased on top, then each release as `[x.y.z] - date (commit abc1234)`, newest first; package.json is the newest", () => {
 		expect(heads[0]).toBe("[Unreleased]");
 		expect(released.length).toBeGreaterThanOrEqual(2);
 		for (const [i, m] of released.entries()) expect({ head: heads[i + 1], ok: m !== null }).toMatchObject({ ok: true });
@@ -110,6 +112,15 @@ describe("CHANGELOG: released versions a user can read", () => {
 		expect([lockRoot.version, lockRoot.packages[""]?.version]).toEqual([version, version]);
 		// The initialize example shows the package version the bridge really sends.
 		expect(read("docs/protocol.md")).toContain(`"serverInfo": { "name": "omp-a2a-bridge", "version": "${version}" }`);
+	});
+
+	test("each release names the commit a user pins it by, and that commit's package.json is that version", () => {
+		for (const m of released) {
+			const [, version, , commit] = m ?? [];
+			const shown = Bun.spawnSync(["git", "-C", ROOT, "show", `${commit}:package.json`]);
+			expect({ commit, found: shown.exitCode === 0 }).toEqual({ commit, found: true });
+			expect({ commit, version: JSON.parse(shown.stdout.toString()).version }).toEqual({ commit, version });
+		}
 	});
 
 	test("an entry of an older release whose behaviour a newer one changed says so", () => {
