@@ -15,8 +15,9 @@ import {
 	omittedAtDefault,
 	validateConfig,
 } from "./config.ts";
-import { withLock, writeFileAtomic0600 } from "./disk.ts";
+import { writeFileAtomic0600 } from "./disk.ts";
 import { isLoopbackHost } from "./hosts.ts";
+import { withLock } from "./lock.ts";
 import { MAX_NAMED_TOKENS, nameProblem, OWNER } from "./tokens.ts";
 
 /** The JSON Schema shipped in the package, as a file URL editors resolve wherever the package was installed. @internal */

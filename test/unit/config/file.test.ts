@@ -228,7 +228,7 @@ describe("writes are safe", () => {
 		symlinkSync(target, p);
 		expect(loadConfig(p).config.token).toBe(TOKEN_32);
 		expect(() => pinPort(p, 4000)).toThrow(`${p} became a symlink after its name was resolved; not rewritten`);
-		expect(() => addToken(p, loadConfig(p).config, "ci")).toThrow("is a symlink");
+		expect(() => addToken(p, loadConfig(p).config, "ci")).toThrow("became a symlink");
 		expect(readFileSync(target, "utf8")).toBe(JSON.stringify({ token: TOKEN_32 }));
 	});
 
