@@ -51,8 +51,8 @@ function holderGone(text: string, mtimeMs: number): boolean {
 	return age > LOCK_STALE_MS;
 }
 
-/** Reads the lock without following a link or blocking on a FIFO, and says whose it can be. */
-function occupant(lock: string): Occupant {
+/** Reads the lock without following a link or blocking on a FIFO, and says whose it can be. @internal */
+export function occupant(lock: string): Occupant {
 	let st: Stats;
 	try {
 		st = lstatSync(lock);
@@ -136,9 +136,9 @@ function placeInPlace(path: string, flags: number): boolean {
 /**
  * Removes the left-over lock judged as `id`, and nothing else: it is renamed aside under a name of ours and
  * checked to be that inode, still left over (no inode number reused by a live lock); anything else is put
- * back with link(), which never replaces.
+ * back with link(), which never replaces. @internal
  */
-function removeLeftOver(path: string, id: string): void {
+export function removeLeftOver(path: string, id: string): void {
 	const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.stale`;
 	try {
 		renameSync(path, aside);
@@ -154,8 +154,8 @@ function removeLeftOver(path: string, id: string): void {
 	unlinkQuietly(aside);
 }
 
-/** Takes a left-over lock away as the only taker; false when another taker is at it (wait and look again). */
-function takeOver(lock: string): boolean {
+/** Takes a left-over lock away as the only taker; false when another taker is at it (wait and look again). @internal */
+export function takeOver(lock: string): boolean {
 	const gate = `${lock}.takeover`;
 	if (!placeLock(gate)) {
 		// A taker that died inside its takeover leaves the gate: removed like any left-over lock.

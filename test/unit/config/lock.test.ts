@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { withLock } from "../../../src/config/lock.ts";
+import { occupant, removeLeftOver, takeOver, withLock } from "../../../src/config/lock.ts";
 
 /** A pid no process has (above any pid_max): its holder is gone. */
 const GONE_PID = "999999999";
@@ -112,6 +112,38 @@ describe("the lock takeover hands one lock to one writer (issue 38 finding 9)", 
 		writeFileSync(`${target}.lock`, GONE_PID);
 		writeFileSync(`${target}.lock.takeover`, GONE_PID);
 		expect(withLock(target, () => 7)).toBe(7);
+		expect(readdirSync(dir)).toEqual([]);
+	});
+});
+
+describe("each step of a takeover, in the interleaving that handed one lock to two writers", () => {
+	let dir: string;
+	let lock: string;
+	beforeEach(() => {
+		dir = mkdtempSync(join(tmpdir(), "a2a-lock-step-"));
+		lock = join(dir, "a2a-bridge.json.lock");
+	});
+	afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+	test("a waiter that judged a lock left over, late: the fresh lock put there since is not removed", () => {
+		writeFileSync(lock, GONE_PID);
+		const judged = occupant(lock);
+		expect(judged).toEqual({ kind: "stale", id: expect.stringMatching(/^\d+:\d+$/) });
+		// Another waiter took it over meanwhile and now holds a fresh lock.
+		rmSync(lock);
+		writeFileSync(lock, String(process.pid));
+		removeLeftOver(lock, judged.kind === "stale" ? judged.id : "");
+		expect(readFileSync(lock, "utf8")).toBe(String(process.pid));
+		expect(readdirSync(dir)).toEqual(["a2a-bridge.json.lock"]);
+	});
+
+	test("while another taker holds the gate, a takeover leaves the lock alone and says to wait", () => {
+		writeFileSync(lock, GONE_PID);
+		writeFileSync(`${lock}.takeover`, String(process.pid));
+		expect(takeOver(lock)).toBe(false);
+		expect(readFileSync(lock, "utf8")).toBe(GONE_PID);
+		rmSync(`${lock}.takeover`);
+		expect(takeOver(lock)).toBe(true);
 		expect(readdirSync(dir)).toEqual([]);
 	});
 });
