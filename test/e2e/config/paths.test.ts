@@ -7,7 +7,19 @@
  * and a re-pointed link (second channel: a raw request with the token, 401 or 200).
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import {
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	realpathSync,
+	renameSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { auditRecords } from "../../helpers/audit.ts";
 import { canConnect, freePort, Host, ROOT } from "../../helpers/host.ts";
@@ -134,5 +146,69 @@ describe("finding 2: relative config and audit paths in the environment", () => 
 		// Given time to apply an edit (it would within a second), the forged token is still refused.
 		await Bun.sleep(1500);
 		expect(await status(url, forged)).toBe(401);
+	}, 120_000);
+});
+
+/** `npm run --silent token -- …` as the README gives it, from `cwd`. */
+const token = (home: string, args: string[], env: Record<string, string>, cwd = ROOT) =>
+	runCommand(["npm", "run", "--silent", "token", "--", ...args], {
+		cwd,
+		env: { HOME: home, PATH: PATH_ENV, ...env },
+		timeoutMs: 30_000,
+	});
+
+describe("finding 4: a config kept as a symlink (a dotfiles layout)", () => {
+	test("npm run token through the link or the real file names the running host and the host applies it; a hand edit of the real file applies; a re-pointed link too", async () => {
+		const dots = realpathSync(mkdtempSync(join(tmpdir(), "a2a-dots-")));
+		dirs.push(dots);
+		const real = join(dots, "dotfiles", "a2a.json");
+		const link = join(dots, "agent", "a2a-bridge.json");
+		mkdirSync(join(dots, "agent"));
+		symlinkSync(real, link);
+		const { h, url, owner } = await boot({ A2A_BRIDGE_CONFIG: link }, text => {
+			mkdirSync(join(dots, "dotfiles"));
+			writeFileSync(real, text, { mode: 0o600 });
+			return {};
+		});
+		expect(await status(url, owner)).toBe(200);
+		// The host's record sits by the file the link reaches, where either spelling finds it.
+		expect(existsSync(join(dots, "dotfiles", "a2a.runtime.json"))).toBe(true);
+
+		const added = await token(h.home, ["add", "laptop"], { A2A_BRIDGE_CONFIG: link });
+		expect(added.code, added.err).toBe(0);
+		expect(added.out).toContain(`the running host (pid ${h.proc.pid} at ${url}) apply it within a second`);
+		const laptop = added.out.trim().split("\n").at(-1) ?? "";
+		await until("the token added through the link is live", async () => (await status(url, laptop)) === 200);
+		expect(lstatSync(link).isSymbolicLink()).toBe(true);
+
+		// The real file's name, as the old advice said: the same host is found, and the revocation reaches it.
+		const revoked = await token(h.home, ["revoke", "laptop"], { A2A_BRIDGE_CONFIG: real });
+		expect(revoked.code, revoked.err).toBe(0);
+		expect(revoked.out).not.toContain("no host runs");
+		expect(revoked.out).toContain(`pid ${h.proc.pid}`);
+		await until("the revoked token is refused", async () => (await status(url, laptop)) === 401, 5000);
+
+		// A hand edit of the real file (an editor writing in place) applies.
+		const hand = secret();
+		const edited = JSON.parse(readFileSync(real, "utf8")) as Record<string, unknown>;
+		writeFileSync(real, JSON.stringify({ ...edited, tokens: [{ name: "hand", token: hand }] }, null, "\t"));
+		await until("the hand-edited token is live", async () => (await status(url, hand)) === 200, 5000);
+
+		// The link re-pointed at another file (atomically, as dotfile managers do): its tokens apply, and
+		// npm run token on the link finds the host there.
+		const other = join(dots, "dotfiles", "b.json");
+		const moved = secret();
+		writeFileSync(other, JSON.stringify({ ...edited, tokens: [{ name: "moved", token: moved }] }, null, "\t"), {
+			mode: 0o600,
+		});
+		symlinkSync(other, `${link}.new`);
+		renameSync(`${link}.new`, link);
+		await until("the re-pointed link's token is live", async () => (await status(url, moved)) === 200, 5000);
+		expect(await status(url, hand)).toBe(401);
+		const listed = await token(h.home, ["add", "ci"], { A2A_BRIDGE_CONFIG: link });
+		expect(listed.code, listed.err).toBe(0);
+		expect(listed.out).toContain(`pid ${h.proc.pid}`);
+		const ci = listed.out.trim().split("\n").at(-1) ?? "";
+		await until("a token added after the re-point is live", async () => (await status(url, ci)) === 200, 5000);
 	}, 120_000);
 });
