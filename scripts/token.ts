@@ -2,8 +2,8 @@
  * `npm run token -- list | add NAME | revoke NAME | rotate [NAME]`: the bridge's tokens without a TUI.
  * Edits the config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json; a link is followed to the file
  * it reaches, as a host does) through the same file code as `/a2a token …`: validated, 0600, written whole
- * and synced under the config's lock, the table read and the name looked up under that lock. A new secret is printed once, on stdout, only after the file holds it;
- * `list` shows names and prefixes only. Running hosts watch the file and apply the change within a second;
+ * and synced under the config's lock, the table read and the name looked up under that lock. A new secret
+ * is printed once, on stdout, only after the file holds it; `list` shows names and prefixes only. Running hosts watch the file and apply the change within a second;
  * the command says which hosts those are, and when the file could not be written, that they did not.
  */
 import { existsSync } from "node:fs";

@@ -53,7 +53,7 @@ export function canonicalPath(raw: string, cwd: string): string {
 	return reachedPath(isAbsolute(raw) ? raw : `${cwd}${sep}${raw}`);
 }
 
-/** `raw` with its directories canonical and its own name kept: a config kept as a link stays that link. */
+/** `raw` with its directories canonical and its own name kept: a config kept as a link stays that link. @internal */
 export function namedPath(raw: string, cwd: string): string {
 	const abs = isAbsolute(raw) ? raw : `${cwd}${sep}${raw}`;
 	const name = basename(abs);

@@ -47,7 +47,10 @@ export function followConfig(
 	};
 }
 
-/** The handler for each settled edit; start-time fields are compared with the last edit seen, so each change is said once. */
+/**
+ * The handler for each settled edit; start-time fields are compared with the last edit seen, so each change
+ * is said once. @internal
+ */
 export function configEditApplier(r: CommandTarget, notify: Notify): () => void {
 	let seen: Partial<BridgeConfig> = { ...r.config };
 	return () => {
