@@ -21,6 +21,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { auditRecords } from "../../helpers/audit.ts";
 import { canConnect, freePort, Host, ROOT } from "../../helpers/host.ts";
 import { runCommand } from "../../helpers/run.ts";
@@ -120,6 +121,18 @@ describe("finding 2: relative config and audit paths in the environment", () => 
 			"audit.log",
 			"../wl/audit.log.1",
 			"audit.log.3/x",
+			// And a generated sample (the unit test in config/paths.test.ts runs 600), through real HTTP.
+			...fc.sample(
+				fc
+					.tuple(
+						fc.constantFrom("", "./", "../work/", `${work}/`, "../wl/", "~/wl/", "~/work/", "nowhere/../"),
+						fc.constantFrom("", "./", "/", "x/../"),
+						fc.constantFrom("bridge.json", "bridge.json.lock", "bridge.runtime.json", "audit.log", "audit.log.2"),
+						fc.constantFrom("", "/.", "/x"),
+					)
+					.map(([dir, noise, name, end]) => `${dir}${noise}${name}${end}`.replace(/^\//, dir === "" ? "./" : "/")),
+				12,
+			),
 		];
 		for (const path of spellings) {
 			for (const method of ["PUT", "POST"]) {
