@@ -15,8 +15,8 @@ import { type BridgeConfig, defaultConfigPath } from "../src/config/config.ts";
 import { loadConfig, pinPort } from "../src/config/file.ts";
 import { isLoopbackHost, urlHost } from "../src/config/hosts.ts";
 import { type Knobs, readKnobs } from "../src/config/knobs.ts";
-import { otherLiveBridges, publishRuntime, runtimePath } from "../src/config/runtime.ts";
-import { watchConfigFile } from "../src/config/watch.ts";
+import { canonicalPath, configName, ownFiles } from "../src/config/paths.ts";
+import { otherLiveBridges } from "../src/config/runtime.ts";
 import { IDLE_TIMEOUT_S } from "../src/core/idle.ts";
 import { type Binding, bindBun, Endpoint, stopWithin } from "../src/core/listen.ts";
 import { PROGRESS_MIN_INTERVAL_MS } from "../src/core/progress.ts";
@@ -27,7 +27,7 @@ import { a2aCommand, type CommandTarget } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { entryName, startNotice } from "../src/host/commands.ts";
-import { configEditApplier } from "../src/host/config-live.ts";
+import { followConfig } from "../src/host/config-live.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
 import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
 import { type Notify, notifier } from "../src/host/notify.ts";
@@ -52,6 +52,8 @@ interface ProcessState {
 	audit?: AuditLog;
 	/** The server of the endpoint opened last, set before it binds: the audit scrubs its live secrets. */
 	server?: BridgeServer;
+	/** The audit log's path, absolute and canonical from the first use on (contract §19). */
+	auditPath?: string;
 }
 
 const STATE_KEY = Symbol.for("pi-a2a-ext.process-state");
@@ -66,8 +68,10 @@ function remoteCalls(): RemoteCalls {
 }
 
 function processAudit(): AuditLog {
+	// Relative names are the process's working directory's, as the kernel would take them; fixed here once.
+	state.auditPath ??= canonicalPath(defaultAuditPath(process.env), process.cwd());
 	state.audit ??= createAuditLog({
-		path: defaultAuditPath(process.env),
+		path: state.auditPath,
 		log: logLine,
 		secrets: () => state.server?.secrets ?? [],
 	});
@@ -93,13 +97,17 @@ const KNOB_BOUNDS = {
 const RELEASE_GRACE_MS = 1500;
 
 async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
-	const configPath = defaultConfigPath(process.env);
+	const name = configName(defaultConfigPath(process.env), process.cwd());
+	// The file the name reaches is the config: its lock, its runtime record and every write (contract §19).
+	const configPath = name.file;
 	const knobs = readKnobs(process.env, KNOB_BOUNDS);
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
 	const audit = processAudit();
-	const server = serverFor(pi, config, extraRoutes(configPath, config, audit, knobs), audit, knobs);
+	let live: CommandTarget | undefined;
+	const own = () => ownFiles(name, [configPath, live?.configPath ?? configPath], auditGenerations(audit.path));
+	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, knobs);
 	state.server = server;
 	const notify = notifier(ctx, logLine);
 	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
@@ -109,8 +117,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const url = `http://${urlHost(config.host)}:${port}/`;
 	// Contract §18: the first start's port is written back, so pasted entries survive a restart.
 	if (!loaded.portFromFile && pinFirstPort(configPath, port, notify)) config.port = port;
-	const unpublish = publishRuntime(configPath, { url, port, cwd: mainCwd() }, logLine);
-	const target: CommandTarget = {
+	live = {
 		server,
 		url,
 		configPath,
@@ -120,23 +127,23 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		randomPort: loaded.portFromFile && config.port === 0,
 		// The pinned port names the host even when this start fell back to another (contract §20).
 		entryName: entryName(config.name, hostname(), config.port || port),
-		others: () => otherLiveBridges(configPath),
+		others: () => otherLiveBridges(live?.configPath ?? configPath),
 		unsaved: new Set(),
 	};
 	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
-	const unwatch = watchConfigFile(configPath, configEditApplier(target, notify), logLine);
+	const unfollow = followConfig(name, live, { url, port, cwd: mainCwd() }, notify, logLine);
 	const stop = async (): Promise<void> => {
-		unwatch();
-		unpublish();
+		unfollow();
 		server.cancelTasks();
 		await stopWithin(bound.binding, RELEASE_GRACE_MS, () => server.cancelAll());
 		await audit.flush();
 	};
-	return { ...target, binding: { port, stop } };
+	// The same object the watch updates: `/a2a` writes where the config is now.
+	return Object.assign(live, { binding: { port, stop } });
 }
 
 /** Extra authenticated routes (contract §3); each feature module plugs in one entry here. */
-function extraRoutes(configPath: string, config: BridgeConfig, audit: AuditLog, knobs: Knobs) {
+function extraRoutes(own: () => string[], config: BridgeConfig, audit: AuditLog, knobs: Knobs) {
 	const routes: Record<string, ExtraRoute> = {};
 	routes["/host-llm"] = createHostLlmRoute(processTakeover());
 	routes["/blob"] = createBlobRoute({
@@ -146,13 +153,7 @@ function extraRoutes(configPath: string, config: BridgeConfig, audit: AuditLog, 
 		log: logLine,
 		config: () => config,
 		stallMs: knobs.blobStallMs,
-		ownFiles: () => [
-			configPath,
-			`${configPath}.lock`,
-			...auditGenerations(audit.path),
-			runtimePath(configPath),
-			`${runtimePath(configPath)}.lock`,
-		],
+		ownFiles: own,
 	});
 	return routes;
 }

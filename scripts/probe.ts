@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { defaultConfigPath } from "../src/config/config.ts";
+import { configName } from "../src/config/paths.ts";
 import { observePid, trustEntry } from "../src/config/pids.ts";
 import { pickEntry, type RuntimeEntry, readRuntime, runtimePath } from "../src/config/runtime.ts";
 import { errorText } from "../src/text/error-text.ts";
@@ -58,9 +59,12 @@ const HERE = process.env.npm_lifecycle_event === "probe" ? (process.env.INIT_CWD
 
 const describe = (e: RuntimeEntry): string => `  ${e.url}  pid ${e.pid}, serving ${e.cwd}, since ${e.started}`;
 
+/** The runtime record beside the file the config's name reaches, where a host on that config lists itself. */
+const recordPath = (): string => runtimePath(configName(defaultConfigPath(process.env), process.cwd()).file);
+
 /** The record's trusted entries, or why there are none (a sentence for the user). */
 function liveEntries(): { entries: RuntimeEntry[] } | { why: string } {
-	const path = runtimePath(defaultConfigPath(process.env));
+	const path = recordPath();
 	const r = readRuntime(path);
 	if (r.kind === "absent") return { why: `no host is running (no ${path}; start one with npm run host)` };
 	if (r.kind === "untrusted") return { why: r.message };
@@ -104,7 +108,7 @@ async function main(): Promise<number> {
 			return live.code;
 		}
 		url = live.url;
-		console.log(`probe: ${url} (from ${runtimePath(defaultConfigPath(process.env))})`);
+		console.log(`probe: ${url} (from ${recordPath()})`);
 	} else if (!/^https?:\/\//.test(url)) {
 		process.stderr.write("usage: bun scripts/probe.ts [bridge URL, e.g. http://127.0.0.1:8765/]\n");
 		return 2;

@@ -1,9 +1,9 @@
 /**
  * `npm run token -- list | add NAME | revoke NAME | rotate [NAME]`: the bridge's tokens without a TUI.
- * Edits the config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json) through the same file code as
- * `/a2a token …`: validated, 0600, written whole and synced under the config's lock, the table read and the
- * name looked up under that lock. A new secret is printed once, on stdout, only after the file holds it;
- * `list` shows names and prefixes only. Running hosts watch the file and apply the change within a second;
+ * Edits the config (`A2A_BRIDGE_CONFIG`, else ~/.omp/agent/a2a-bridge.json; a link is followed to the file
+ * it reaches, as a host does) through the same file code as `/a2a token …`: validated, 0600, written whole
+ * and synced under the config's lock, the table read and the name looked up under that lock. A new secret
+ * is printed once, on stdout, only after the file holds it; `list` shows names and prefixes only. Running hosts watch the file and apply the change within a second;
  * the command says which hosts those are, and when the file could not be written, that they did not.
  */
 import { existsSync } from "node:fs";
@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { defaultConfigPath } from "../src/config/config.ts";
 import { addToken, loadConfig, readConfig, revokeToken, rotateToken } from "../src/config/file.ts";
 import { urlHost } from "../src/config/hosts.ts";
+import { configName } from "../src/config/paths.ts";
 import { readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
 import { nameProblem, OWNER } from "../src/config/tokens.ts";
 import { TOKEN_PLACEHOLDER } from "../src/headless/frames.ts";
@@ -56,7 +57,9 @@ function entryFor(path: string): string | undefined {
 
 function main(argv: string[]): number {
 	const [verb, name, ...rest] = argv;
-	const path = defaultConfigPath(process.env);
+	// The file the name reaches, as a host derives it: the same lock, and the hosts its runtime record lists.
+	const { link, file: path } = configName(defaultConfigPath(process.env), process.cwd());
+	if (link !== path) process.stderr.write(`token: ${link} is a link; editing the file it reaches, ${path}\n`);
 	const arity = verb === "list" ? 0 : verb === "add" || verb === "revoke" ? 1 : verb === "rotate" ? -1 : undefined;
 	if (arity === undefined || rest.length > 0 || (arity === 0 && name) || (arity === 1 && !name)) {
 		process.stderr.write(

@@ -5,49 +5,12 @@
  * staging-shaped name (`.a2a-staging-…`). Both sides are resolved as the kernel would reach them when
  * writing: every link followed (dangling ones too), missing parts taken as written. Names compare
  * case-folded (a case-insensitive disk names one file many ways); directories also by device and inode.
+ * Own paths come absolute and canonical from the start (src/config/paths.ts); a relative one refuses every write.
  */
-import { lstatSync, readlinkSync, type Stats, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, sep } from "node:path";
+import { reachedPath } from "../config/paths.ts";
 import { STAGING_PREFIX } from "./staged.ts";
-
-const MAX_LINK_HOPS = 40;
-
-/**
- * The path a write to `path` (absolute, lexically resolved) reaches: each existing component that is a
- * link is replaced by what it points to, component by component; from the first missing one on, the
- * rest is taken as written. @internal
- */
-export function reachedPath(path: string): string {
-	const todo = path.split(sep).filter(p => p !== "");
-	let at: string = sep;
-	let hops = 0;
-	let missing = false;
-	while (todo.length > 0) {
-		const part = todo.shift() as string;
-		if (part === ".") continue;
-		if (part === "..") {
-			at = dirname(at);
-			continue;
-		}
-		const next = join(at, part);
-		if (!missing) {
-			let st: Stats | null = null;
-			try {
-				st = lstatSync(next);
-			} catch {
-				missing = true;
-			}
-			if (st?.isSymbolicLink() && hops++ < MAX_LINK_HOPS) {
-				const to = readlinkSync(next);
-				if (isAbsolute(to)) at = sep;
-				todo.unshift(...to.split(sep).filter(p => p !== ""));
-				continue;
-			}
-		}
-		at = next;
-	}
-	return at;
-}
 
 const fold = (s: string): string => s.normalize("NFC").toLowerCase();
 
@@ -90,6 +53,9 @@ function inFamily(r: Reserved, dir: string, id: string | null, name: string): bo
  * `own` lists the own files; the answer names the one hit.
  */
 export function ownPathOf(path: string, own: readonly string[]): string | null {
+	// A relative own path has no place to compare with until someone says whose working directory it is.
+	const loose = own.find(p => !isAbsolute(p));
+	if (loose !== undefined) return `${path} may be the bridge's own file (${loose} is not an absolute path)`;
 	const real = reachedPath(path);
 	const files = own.map(reserved);
 	const parts = real.split(sep).filter(p => p !== "");

@@ -3,18 +3,16 @@
  * counts only when every byte landed and was synced, else it throws with the old file untouched (contract
  * §19); a replace goes through a temp file in the same directory and a rename, so a reader sees the old file
  * or the new one whole; read-modify-write cycles between processes (two hosts, `npm run token`) hold a
- * short exclusive lock, and a lock path occupied by something no bridge makes never blocks a write.
+ * short exclusive lock (lock.ts), or, where its path holds something no bridge makes, run optimistically.
  */
 import { randomBytes } from "node:crypto";
 import {
 	closeSync,
 	constants,
 	fsyncSync,
-	lstatSync,
 	mkdirSync,
 	openSync,
 	readFileSync,
-	readSync,
 	renameSync,
 	unlinkSync,
 	writeSync,
@@ -117,123 +115,14 @@ export function writeFileAtomic0600(path: string, data: string): void {
 const unchanged = (path: string, err: unknown): Error =>
 	new Error(`${path} not written (${reason(err)}); the file is unchanged`);
 
-/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
-function pidAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (err) {
-		return (err as NodeJS.ErrnoException).code === "EPERM";
-	}
-}
-
-/** Holders keep the lock for a read and a rename (milliseconds); waiting longer means something is wrong. */
-const LOCK_WAIT_MS = 5000;
-/** A lock this old is left over (its holder was killed between create and remove), whatever its pid says. */
-const LOCK_STALE_MS = 30_000;
-/** A holder writes its pid right after creating the lock: an empty lock older than this was left by a crash. */
-const EMPTY_LOCK_STALE_MS = 1000;
-/** A lock holds a pid: a few digits. More than this is no lock of ours. */
-const LOCK_MAX_BYTES = 32;
 /** Unlocked cycles that found their target changed are run again this often before giving up. */
 const UNLOCKED_TRIES = 5;
 
-/** What sits at a lock path: a holder's lock (live or left over), or something no bridge makes. */
-type Occupant = { kind: "held" } | { kind: "stale" } | { kind: "foreign"; what: string };
-
-/** Reads the lock without following a link or blocking on a FIFO, and says whose it can be. */
-function occupant(lock: string): Occupant {
-	let st: ReturnType<typeof lstatSync>;
-	try {
-		st = lstatSync(lock);
-	} catch {
-		return { kind: "stale" };
-	}
-	const type = st.isDirectory() ? "a directory" : st.isSymbolicLink() ? "a symlink" : "not a regular file";
-	if (!st.isFile()) return { kind: "foreign", what: type };
-	if (typeof process.getuid === "function" && st.uid !== process.getuid())
-		return { kind: "foreign", what: "another user's file" };
-	let text: string;
-	try {
-		const fd = openSync(lock, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-		try {
-			const buf = Buffer.alloc(LOCK_MAX_BYTES + 1);
-			text = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString("latin1");
-		} finally {
-			closeSync(fd);
-		}
-	} catch {
-		return { kind: "stale" };
-	}
-	const age = Date.now() - st.mtimeMs;
-	if (text === "") return age > EMPTY_LOCK_STALE_MS ? { kind: "stale" } : { kind: "held" };
-	if (!/^[1-9][0-9]{0,15}$/.test(text)) return { kind: "foreign", what: "a file that holds no pid" };
-	return age > LOCK_STALE_MS || !pidAlive(Number(text)) ? { kind: "stale" } : { kind: "held" };
-}
-
-/** Creates the lock holding our pid, whole; a lock that could not be written is removed again. */
-function createLock(lock: string): boolean {
-	let fd: number;
-	try {
-		fd = openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-	} catch (err) {
-		if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-		throw new Error(`${lock} not created (${reason(err)}); nothing was written`);
-	}
-	try {
-		// Never synced: a lock means something only while its holder runs, and a crash ends the holder.
-		writeAll(fd, Buffer.from(String(process.pid)));
-	} catch (err) {
-		closeSync(fd);
-		try {
-			unlinkSync(lock);
-		} catch {}
-		throw new Error(`${lock} not written (${reason(err)}); nothing was written`);
-	}
-	closeSync(fd);
-	return true;
-}
-
 /**
- * Runs `fn` holding `<target>.lock` (created exclusively, holding our pid); waits up to 5 s for another
- * holder and takes over a lock whose holder is dead. A lock path holding something no bridge makes (a
- * directory, a link, another user's file, text that is no pid) is not waited on: `fn` runs without the lock,
- * each replace of `target` checked against the bytes the cycle began from and the cycle run again when they
- * changed; `note` hears why. A live holder past the wait throws a sentence naming the lock.
+ * `fn` as an optimistic cycle (a lock path held by something no bridge makes, lock.ts): its replace of
+ * `target` is refused, and the cycle repeated, if another writer got there first.
  */
-export function withLock<T>(target: string, fn: () => T, note: (line: string) => void = () => {}): T {
-	const lock = `${target}.lock`;
-	mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-	const deadline = Date.now() + LOCK_WAIT_MS;
-	for (;;) {
-		if (createLock(lock)) break;
-		const found = occupant(lock);
-		if (found.kind === "foreign") {
-			note(`${lock} is ${found.what} the bridge did not make (remove it); ${target} was changed without the lock`);
-			return unlockedCycle(target, fn);
-		}
-		if (found.kind === "stale") {
-			try {
-				unlinkSync(lock);
-			} catch {}
-			continue;
-		}
-		if (Date.now() > deadline) {
-			throw new Error(`${target}: another process holds ${lock} for more than ${LOCK_WAIT_MS / 1000} s; try again`);
-		}
-		Bun.sleepSync(5 + Math.floor(Math.random() * 10));
-	}
-	try {
-		return fn();
-	} finally {
-		try {
-			unlinkSync(lock);
-		} catch {}
-	}
-}
-
-/** `fn` as an optimistic cycle: its replace of `target` is refused (and the cycle repeated) if another writer got there first. */
-function unlockedCycle<T>(target: string, fn: () => T): T {
+export function unlockedCycle<T>(target: string, fn: () => T): T {
 	for (let tries = 1; ; tries++) {
 		unlocked.set(target, snapshot(target));
 		try {

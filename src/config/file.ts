@@ -15,8 +15,9 @@ import {
 	omittedAtDefault,
 	validateConfig,
 } from "./config.ts";
-import { withLock, writeFileAtomic0600 } from "./disk.ts";
+import { writeFileAtomic0600 } from "./disk.ts";
 import { isLoopbackHost } from "./hosts.ts";
+import { withLock } from "./lock.ts";
 import { MAX_NAMED_TOKENS, nameProblem, OWNER } from "./tokens.ts";
 
 /** The JSON Schema shipped in the package, as a file URL editors resolve wherever the package was installed. @internal */
@@ -25,14 +26,17 @@ export const SCHEMA_FILE = fileURLToPath(SCHEMA_URL);
 
 const serialize = (obj: Record<string, unknown>): string => `${JSON.stringify(obj, null, "\t")}\n`;
 
-/** Validates and writes the whole object (caller holds the lock); refuses a symlink, which the rename would replace. */
+/**
+ * Validates and writes the whole object (caller holds the lock); refuses a symlink, which the rename would
+ * replace: callers hand in the file a link reaches (src/config/paths.ts), so a link here appeared since.
+ */
 function writeConfig(path: string, raw: Record<string, unknown>): void {
 	let link: ReturnType<typeof lstatSync> | undefined;
 	try {
 		link = lstatSync(path);
 	} catch {}
 	if (link?.isSymbolicLink()) {
-		throw new Error(`${path} is a symlink; not rewritten (set A2A_BRIDGE_CONFIG to the file it points at)`);
+		throw new Error(`${path} became a symlink after its name was resolved; not rewritten (try again)`);
 	}
 	const checked = validateConfig(raw, path);
 	if (!checked.ok) throw new Error(`${checked.message}; file left unchanged`);

@@ -11,7 +11,8 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, unlinkS
 import { resolve, sep } from "node:path";
 import { errorText } from "../text/error-text.ts";
 import type { Parsed } from "./config.ts";
-import { withLock, writeFileAtomic0600 } from "./disk.ts";
+import { writeFileAtomic0600 } from "./disk.ts";
+import { withLock } from "./lock.ts";
 import { observePid } from "./pids.ts";
 
 export interface RuntimeEntry {

@@ -8,11 +8,49 @@
  */
 import { type BridgeConfig, nextStartFields } from "../config/config.ts";
 import { readConfig } from "../config/file.ts";
+import type { ConfigName } from "../config/paths.ts";
+import { publishRuntime } from "../config/runtime.ts";
 import { tokenChanges } from "../config/tokens.ts";
+import { watchConfigFile } from "../config/watch.ts";
 import type { CommandTarget } from "./a2a-command.ts";
 import type { Notify } from "./notify.ts";
 
-/** The handler for each settled edit; start-time fields are compared with the last edit seen, so each change is said once. */
+/**
+ * Publishes this host in the runtime record beside the config and applies each settled edit; a re-pointed
+ * link moves the config, and the record entry with it, so `npm run token` on either name finds this host.
+ * Returns the stop (the watch ended, the entry removed).
+ */
+export function followConfig(
+	name: ConfigName,
+	r: CommandTarget,
+	where: { url: string; port: number; cwd: string },
+	notify: Notify,
+	logLine: (line: string) => void,
+): () => void {
+	let unpublish = publishRuntime(r.configPath, where, logLine);
+	const apply = configEditApplier(r, notify);
+	const unwatch = watchConfigFile(
+		name,
+		file => {
+			if (file !== r.configPath) {
+				unpublish();
+				r.configPath = file;
+				unpublish = publishRuntime(file, where, logLine);
+			}
+			apply();
+		},
+		logLine,
+	);
+	return () => {
+		unwatch();
+		unpublish();
+	};
+}
+
+/**
+ * The handler for each settled edit; start-time fields are compared with the last edit seen, so each change
+ * is said once. @internal
+ */
 export function configEditApplier(r: CommandTarget, notify: Notify): () => void {
 	let seen: Partial<BridgeConfig> = { ...r.config };
 	return () => {

@@ -6,7 +6,17 @@
  * Results are checked on disk (config, record) and over HTTP, not only in the command's words.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	lstatSync,
+	mkdtempSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canConnect, Host, ROOT } from "../../helpers/host.ts";
@@ -157,7 +167,7 @@ describe("npm run token against a running host", () => {
 		expect(await status(h.url, owner)).toBe(200);
 	}, 90_000);
 
-	test("hostile: bad names, a config that fails validation, a symlinked config -> refused, files unchanged, host unchanged", async () => {
+	test("hostile: bad names, a config that fails validation -> refused, files unchanged, host unchanged; a symlinked config -> its file edited", async () => {
 		const h = await boot();
 		const before = readFileSync(h.configPath, "utf8");
 		for (const args of [
@@ -192,10 +202,16 @@ describe("npm run token against a running host", () => {
 		dirs.push(elsewhere);
 		writeFileSync(join(elsewhere, "real.json"), before, { mode: 0o600 });
 		symlinkSync(join(elsewhere, "real.json"), join(elsewhere, "link.json"));
+		// A config kept as a link is edited in the file it reaches; the link stays a link (issue 38 finding 4).
 		const linked = await token(h.home, ["add", "ci"], { A2A_BRIDGE_CONFIG: join(elsewhere, "link.json") });
-		expect(linked.code).toBe(1);
-		expect(linked.err).toContain("is a symlink; not rewritten");
-		expect(readFileSync(join(elsewhere, "real.json"), "utf8")).toBe(before);
+		expect(linked.code, linked.err).toBe(0);
+		expect(linked.err).toContain(
+			`is a link; editing the file it reaches, ${join(realpathSync(elsewhere), "real.json")}`,
+		);
+		expect(lstatSync(join(elsewhere, "link.json")).isSymbolicLink()).toBe(true);
+		const ci = JSON.parse(readFileSync(join(elsewhere, "real.json"), "utf8")).tokens;
+		expect(ci).toEqual([{ name: "ci", token: linked.out.trim().split("\n").at(-1) }]);
+		expect(readFileSync(h.configPath, "utf8")).toBe(broken);
 	}, 90_000);
 
 	test("concurrent runs: six adds at once all land, each secret live", async () => {

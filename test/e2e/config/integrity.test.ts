@@ -246,6 +246,10 @@ describe("issue 30 defects 2 and 5: a full disk (the config on a 64 KiB tmpfs)",
 			const env = { A2A_BRIDGE_CONFIG: path };
 			await withHost({ config: { port, token: owner }, env }, async h => {
 				const before = readFileSync(path);
+				// The host lists itself right after its port opens: the disk is filled only once it has.
+				await waitFor("the host's runtime entry", () => existsSync(join(disk.dir, "a2a-bridge.runtime.json")), {
+					timeoutMs: 10_000,
+				});
 				disk.fill();
 
 				const revoke = (await a2a(h, "/a2a token revoke ci")).join("\n");

@@ -17,8 +17,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { withLock, writeFileAtomic0600 } from "../../../src/config/disk.ts";
+import { writeFileAtomic0600 } from "../../../src/config/disk.ts";
 import { addToken, loadConfig, readConfig, revokeToken, rotateToken } from "../../../src/config/file.ts";
+import { withLock } from "../../../src/config/lock.ts";
 import { mountTmpfs, type SmallDisk } from "../../helpers/tmpfs.ts";
 
 const secret = (i: number) => `s${String(i).padStart(3, "0")}-${"k".repeat(40)}`;
@@ -132,15 +133,18 @@ describe("lock paths held by something no bridge makes (defect 2)", () => {
 		expect(readFileSync(path, "utf8")).toBe("run 2");
 	});
 
-	test("an empty lock older than a second (a holder killed before writing its pid) is taken over at once", () => {
+	test("an empty lock (an older version's, between create and pid) is a holder's for 30 s, then taken over at once", () => {
 		writeFileSync(`${path}.lock`, "");
-		const old = new Date(Date.now() - 5000);
+		const recent = new Date(Date.now() - 5000);
+		utimesSync(`${path}.lock`, recent, recent);
+		expect(() => revokeToken(path, null, "t1")).toThrow(`another process holds ${path}.lock`);
+		const old = new Date(Date.now() - 60_000);
 		utimesSync(`${path}.lock`, old, old);
 		const t0 = performance.now();
 		revokeToken(path, null, "t1");
 		expect(performance.now() - t0).toBeLessThan(1000);
 		expect(existsSync(`${path}.lock`)).toBe(false);
-	});
+	}, 15_000);
 });
 
 describe("npm run token decides under its lock (defect 10)", () => {

@@ -221,14 +221,14 @@ describe("pinPort: the first start's port is written back (contract §18)", () =
 });
 
 describe("writes are safe", () => {
-	test("a symlinked config is read but never replaced by a write (the link and its target stay)", () => {
+	test("a link handed to a write is never replaced (callers hand in the file it reaches; the link and its target stay)", () => {
 		const target = join(dir, "real.json");
 		const p = join(dir, "a2a-bridge.json");
 		writeFileSync(target, JSON.stringify({ token: TOKEN_32 }), { mode: 0o600 });
 		symlinkSync(target, p);
 		expect(loadConfig(p).config.token).toBe(TOKEN_32);
-		expect(() => pinPort(p, 4000)).toThrow(`${p} is a symlink; not rewritten`);
-		expect(() => addToken(p, loadConfig(p).config, "ci")).toThrow("is a symlink");
+		expect(() => pinPort(p, 4000)).toThrow(`${p} became a symlink after its name was resolved; not rewritten`);
+		expect(() => addToken(p, loadConfig(p).config, "ci")).toThrow("became a symlink");
 		expect(readFileSync(target, "utf8")).toBe(JSON.stringify({ token: TOKEN_32 }));
 	});
 
