@@ -9,6 +9,7 @@ import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
 import { auditGenerations } from "../src/audit/file.ts";
 import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
+import { CrossLocks } from "../src/blob/flock.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { BLOB_STALL_MS } from "../src/blob/stall.ts";
 import { type BridgeConfig, defaultConfigPath } from "../src/config/config.ts";
@@ -66,10 +67,15 @@ function remoteCalls(): RemoteCalls {
 }
 
 function processAudit(): AuditLog {
-	state.audit ??= createAuditLog({
+	if (state.audit) return state.audit;
+	// Rotation is locked against other bridges on the same path with the flock(2) uploads use.
+	const flock = new CrossLocks();
+	const unlocked = () => logLine("a2a-bridge: audit rotation is locked within this process only (no flock(2))");
+	state.audit = createAuditLog({
 		path: defaultAuditPath(process.env),
 		log: logLine,
 		secrets: () => state.server?.secrets ?? [],
+		lock: fd => flock.tryTake(fd, unlocked),
 	});
 	return state.audit;
 }
@@ -143,6 +149,8 @@ function extraRoutes(configPath: string, config: BridgeConfig, audit: AuditLog, 
 		home: homedir,
 		cwd: mainCwd,
 		audit: record => audit.write(record),
+		refused: record => audit.refused(record),
+		admit: record => audit.admit(record, 1),
 		log: logLine,
 		config: () => config,
 		stallMs: knobs.blobStallMs,
