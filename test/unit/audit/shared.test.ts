@@ -4,13 +4,14 @@
  * across generations.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { AUDIT_GENERATIONS, auditGenerations } from "../../../src/audit/file.ts";
 import { createAuditLog } from "../../../src/audit/log.ts";
 import { RECORD_MAX_BYTES, recordLine } from "../../../src/audit/record.ts";
+import { rotateShared } from "../../../src/audit/rotate.ts";
 import { CrossLocks } from "../../../src/blob/flock.ts";
 
 let dir: string;
@@ -74,4 +75,49 @@ describe("two writers on one audit path (issue 38 item 4)", () => {
 			{ numRuns: 30 },
 		);
 	}, 120_000);
+
+	test("a writer that judged a file full after another rotated it -> no second rotation (re-checked under the lock)", () => {
+		const path = join(dir, "audit.log");
+		writeFileSync(path, "x".repeat(100));
+		const stale = openSync(path, "r");
+		const locks = new CrossLocks();
+		const lock = (fd: number) => locks.tryTake(fd, () => {});
+		const said: string[] = [];
+		rotateShared(path, stale, 10, 50, lock, w => said.push(w));
+		expect(existsSync(`${path}.1`)).toBe(true);
+		writeFileSync(path, "y".repeat(100));
+		// The same descriptor, now `.1`: the live file is another one, so this writer must not rotate it away.
+		rotateShared(path, stale, 10, 50, lock, w => said.push(w));
+		expect(existsSync(`${path}.2`)).toBe(false);
+		expect(readFileSync(path, "utf8")).toBe("y".repeat(100));
+		expect(said).toEqual([]);
+		closeSync(stale);
+	});
+
+	test("another process holds the rotation lock -> the record goes on in the live file within the wait; once free, the next write rotates", async () => {
+		const path = join(dir, "audit.log");
+		const holder = new CrossLocks();
+		const lockFd = openSync(`${path}.lock`, "a");
+		const held = holder.tryTake(lockFd, () => {});
+		expect(held.kind).toBe("held");
+		const mine = new CrossLocks();
+		const log = createAuditLog({ path, log: () => {}, maxBytes: 1024, lock: fd => mine.tryTake(fd, () => {}) });
+		const rec = (id: string) => ({
+			id,
+			sid: null,
+			phase: "done" as const,
+			tool: "t",
+			isError: false,
+			args: "z".repeat(100),
+		});
+		for (let i = 0; i < 12; i++) log.write(rec(`a${i}`));
+		expect(existsSync(`${path}.1`)).toBe(false);
+		expect(ids(path)).toEqual(Array.from({ length: 12 }, (_, i) => `a${i}`));
+		if (held.kind === "held") held.release();
+		log.write(rec("b0"));
+		await log.flush();
+		expect(existsSync(`${path}.1`)).toBe(true);
+		expect(readFileSync(path, "utf8")).toContain('"id":"b0"');
+		closeSync(lockFd);
+	});
 });
