@@ -72,7 +72,7 @@ describe("two writers on one audit path (issue 38 item 4)", () => {
 					expect(recent.filter(id => !found.includes(id))).toEqual([]);
 				},
 			),
-			{ numRuns: 30 },
+			{ numRuns: 30, endOnFailure: true },
 		);
 	}, 120_000);
 
