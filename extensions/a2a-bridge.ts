@@ -144,7 +144,10 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 /** Extra authenticated routes (contract §3); each feature module plugs in one entry here. */
 function extraRoutes(configPath: string, config: BridgeConfig, audit: AuditLog, knobs: Knobs) {
 	const routes: Record<string, ExtraRoute> = {};
-	routes["/host-llm"] = createHostLlmRoute(processTakeover());
+	// The toggle's record, as takeover.ts writes it: the caller's budget must pay for it first (contract §19).
+	const toggle = (tokenName: string, sid: string | null) =>
+		audit.check({ id: crypto.randomUUID(), sid, tokenName, phase: "done", tool: "host_llm", isError: false, args: {} });
+	routes["/host-llm"] = createHostLlmRoute(processTakeover(), toggle);
 	routes["/blob"] = createBlobRoute({
 		home: homedir,
 		cwd: mainCwd,

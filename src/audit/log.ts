@@ -47,6 +47,8 @@ export interface AuditLog {
 	refused(record: Refusal): void;
 	/** Reserves `lines` records like this one before the work runs: 0 when admitted, else ms until it could be. */
 	admit(record: AuditRecord, lines: number): number;
+	/** The same without reserving: for work whose one record is written in the same turn (a `/host-llm` toggle). */
+	check(record: AuditRecord): number;
 	calls: Required<CallAudit>;
 	flush(): Promise<void>;
 }
@@ -92,10 +94,13 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		release(record.id);
 		refusals.refused(record);
 	};
+	const cost = (record: AuditRecord, lines: number): number => {
+		const first = Math.min(RECORD_MAX_BYTES, Buffer.byteLength(line(record)));
+		return first * lines + DONE_EXTRA_BYTES * (lines - 1);
+	};
 	const admit = (record: AuditRecord, lines: number): number => {
 		const token = record.tokenName ?? "";
-		const first = Math.min(RECORD_MAX_BYTES, Buffer.byteLength(line(record)));
-		const need = first * lines + DONE_EXTRA_BYTES * (lines - 1);
+		const need = cost(record, lines);
 		if (!budget.take(token, need)) return Math.max(1, budget.waitMs(token, need));
 		if (held.size < MAX_HELD) held.set(record.id, { token, left: need, lines });
 		return 0;
@@ -105,6 +110,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		write,
 		refused,
 		admit,
+		check: record => budget.waitMs(record.tokenName ?? "", cost(record, 1)),
 		calls: callAudit(write, refused, admit),
 		flush: async () => {
 			refusals.closeAll();

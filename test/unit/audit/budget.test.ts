@@ -43,6 +43,52 @@ describe("the figures (docs/security.md)", () => {
 	});
 });
 
+describe("one token at its maximum rate for an hour (the real budget and log)", () => {
+	test("every kind, 10 tries a second for 3,600 s -> every earlier record of every token in place; the token wrote at most its hour", async () => {
+		const path = join(dir, "audit.log");
+		let t = Date.UTC(2026, 0, 1);
+		const log = createAuditLog({ path, log: () => {}, now: () => new Date(t) });
+		const earlier: string[] = [];
+		for (const token of ["owner", "ci"]) {
+			for (let i = 0; i < 20; i++) {
+				const c = { id: `${token}-${i}`, sid: null, tokenName: token, tool: "read", args: { path: `/secret-${i}` } };
+				expect(log.calls.admit(c)).toBe(0);
+				await log.calls.start(c);
+				await log.calls.done({ ...c, isError: false });
+				earlier.push(c.id);
+			}
+		}
+		const before = onDisk(path).length;
+		const args = { pad: Array.from({ length: 12 }, (_, i) => `${i}`.padEnd(100, "q")) };
+		let ran = 0;
+		for (let step = 0; step < 36_000; step++) {
+			t += 100;
+			const who = { sid: null, tokenName: "x", client: "flood", args };
+			const c = { ...who, id: `c${step}`, tool: "read" };
+			if (log.calls.admit(c) === 0) {
+				await log.calls.start(c);
+				await log.calls.done({ ...c, isError: true });
+				ran++;
+			}
+			log.calls.refused({ ...who, id: `r${step}`, tool: "nope", reason: "not exposed" });
+			const blob = { ...who, id: `b${step}`, phase: "done" as const, tool: "blob:read", isError: false };
+			if (log.admit(blob, 1) === 0) log.write(blob);
+			log.refused({ ...blob, id: `f${step}`, isError: true, error: "not found" });
+		}
+		await log.flush();
+		const records = onDisk(path);
+		const ids = new Set(records.map(r => String(r.id)));
+		expect(earlier.filter(id => !ids.has(id))).toEqual([]);
+		expect(ran).toBeGreaterThan(0);
+		const written = auditGenerations(path)
+			.filter(p => existsSync(p))
+			.reduce((s, p) => s + readFileSync(p).length, 0);
+		expect(records.length).toBeGreaterThan(before);
+		// What the flood wrote: at most a burst and an hour's refill, and the flush's last count records.
+		expect(written).toBeLessThan(AUDIT_BURST_BYTES + AUDIT_RATE_BYTES_PER_S * 3600 + 2 * RECORD_MAX_BYTES + 40 * 400);
+	}, 120_000);
+});
+
 describe("TokenBudget", () => {
 	test("take within the level; charge below zero; refill at the rate up to the burst; a full bucket is forgotten", () => {
 		let t = 0;
