@@ -108,6 +108,20 @@ describe("TokenBudget", () => {
 		expect(b.level("a")).toBe(1000);
 	});
 
+	test("an admitted call is charged the bytes of its two lines on disk, no more (the reservation's rest comes back)", async () => {
+		const t = Date.UTC(2026, 0, 1);
+		const budget = new TokenBudget(() => t, 100_000, 1);
+		const path = join(dir, "audit.log");
+		const log = createAuditLog({ path, log: () => {}, now: () => new Date(t), budget });
+		const c = { id: "c1", sid: null, tokenName: "ci", tool: "read", args: { path: "/etc/hosts" } };
+		expect(log.calls.admit(c)).toBe(0);
+		expect(budget.level("ci")).toBeLessThan(100_000);
+		await log.calls.start(c);
+		await log.calls.done({ ...c, isError: false });
+		await log.flush();
+		expect(budget.level("ci")).toBe(100_000 - readFileSync(path).length);
+	});
+
 	test("a clock that goes back never adds bytes", () => {
 		let t = 10_000;
 		const b = new TokenBudget(() => t, 1000, 100);
