@@ -43,11 +43,6 @@ export class RefusalWindows {
 		this.#now = now;
 	}
 
-	/** Refused records counted but not yet written, per token (for tests and `/a2a`). */
-	pending(name: string): number {
-		return this.#windows.get(name)?.count ?? 0;
-	}
-
 	/** A refusal: written when it opens its token's window and the budget pays, else counted into the window. */
 	refused(r: Refusal): void {
 		const name = r.tokenName ?? "";
