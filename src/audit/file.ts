@@ -8,11 +8,10 @@
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync } from "node:fs";
 import { writeAll } from "../config/disk.ts";
 import { errorText } from "../text/error-text.ts";
-
 import { isLive, type RotationLock, rotateShared } from "./rotate.ts";
 
-/** @internal */
-export { AUDIT_GENERATIONS, auditGenerations } from "./rotate.ts";
+// The entry names the generations as own files.
+export { auditGenerations } from "./rotate.ts";
 
 const FAILURE_LOG_EVERY = 100;
 
