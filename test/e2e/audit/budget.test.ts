@@ -54,10 +54,15 @@ describe("finding 3: no token can empty the audit (issue 38 item 4)", () => {
 			expect(readRec).toBeDefined();
 			const t0 = performance.now();
 			const answers = await pool(1800, 8, async i => {
-				const r = await callTool(host, sid, "read", { path: `/nonexistent/${"p".repeat(100)}/${i}` }, `b${i}`);
+				// Long arguments: ten 110-character values, each under the 120 at which a value is hashed.
+				const pad = Object.fromEntries(Array.from({ length: 10 }, (_, k) => [`k${k}`, `${k}`.repeat(110)]));
+				const r = await callTool(host, sid, "read", { path: `/nonexistent/${"p".repeat(100)}/${i}`, ...pad }, `b${i}`);
 				return r.body as { result?: unknown; error?: { message: string; data?: { retryAfterS?: number } } };
 			});
 			const seconds = (performance.now() - t0) / 1000;
+			// The second channel first: the read's two records are on disk, in whatever generation.
+			const readLines = allRecords(host.auditPath).filter(r => r.id === readRec?.id);
+			expect(readLines.map(r => r.phase)).toEqual(["start", "done"]);
 			const ran = answers.filter(a => a.result !== undefined).length;
 			const refusedAnswers = answers.filter(a => a.error !== undefined);
 			expect(ran + refusedAnswers.length).toBe(1800);
