@@ -14,6 +14,8 @@ import { isLive, type RotationLock, rotateShared } from "./rotate.ts";
 export { auditGenerations } from "./rotate.ts";
 
 const FAILURE_LOG_EVERY = 100;
+/** After another writer held the rotation lock through a whole wait, records go on unrotated this long. */
+const ROTATE_RETRY_MS = 1000;
 
 export class AuditFile {
 	readonly path: string;
@@ -23,6 +25,7 @@ export class AuditFile {
 	// The file stays open between records; it is reopened after rotation, after a failure, and when the path
 	// no longer names it (removed, replaced, rotated by another process), so records never go to a lost inode.
 	#fd: number | null = null;
+	#rotateAfter = 0;
 	/** The last byte is no line end (a cut record, another writer): the next line starts with one. */
 	#newlineFirst = false;
 	#failed = 0;
@@ -91,8 +94,11 @@ export class AuditFile {
 		this.#fd = this.#current();
 		const bytes = Buffer.byteLength(line);
 		const size = fstatSync(this.#fd).size;
-		if (size > 0 && size + bytes > this.#maxBytes) {
-			rotateShared(this.path, this.#fd, bytes, this.#maxBytes, this.#lock, why => this.#blocked(why));
+		if (size > 0 && size + bytes > this.#maxBytes && performance.now() >= this.#rotateAfter) {
+			const blocked = (why: string) => this.#blocked(why);
+			if (!rotateShared(this.path, this.#fd, bytes, this.#maxBytes, this.#lock, blocked)) {
+				this.#rotateAfter = performance.now() + ROTATE_RETRY_MS;
+			}
 			this.#fd = this.#current();
 		}
 		const fd = this.#fd;

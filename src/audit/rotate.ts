@@ -47,8 +47,8 @@ export function isLive(path: string, fd: number): Stats | null {
 }
 
 /**
- * Rotates when the live file, still the one open as `fd`, cannot take `bytes` more; a lock another writer
- * holds past the wait leaves the records in the live file (the next write tries again).
+ * Rotates when the live file, still the one open as `fd`, cannot take `bytes` more; false when a lock another
+ * writer holds past the wait left the records in the live file (the caller tries again later).
  */
 export function rotateShared(
 	path: string,
@@ -57,10 +57,10 @@ export function rotateShared(
 	maxBytes: number,
 	lock: RotationLock | undefined,
 	blocked: (why: string) => void,
-): void {
+): boolean {
 	if (lock === undefined) {
 		rotate(path, blocked);
-		return;
+		return true;
 	}
 	let lockFd: number;
 	try {
@@ -68,7 +68,7 @@ export function rotateShared(
 		lockFd = openSync(`${path}.lock`, flags, 0o600);
 	} catch (err) {
 		blocked(`its lock ${path}.lock cannot be opened (${reason(err)})`);
-		return;
+		return true;
 	}
 	try {
 		const until = performance.now() + ROTATE_LOCK_WAIT_MS;
@@ -77,14 +77,15 @@ export function rotateShared(
 			sleepSync(1);
 			got = lock(lockFd);
 		}
-		if (got.kind === "busy") return;
+		if (got.kind === "busy") return false;
 		if (got.kind === "failed") {
 			blocked(`its lock failed (${got.why})`);
-			return;
+			return true;
 		}
 		const live = isLive(path, fd);
 		if (live !== null && live.size + bytes > maxBytes) rotate(path, blocked);
 		if (got.kind === "held") got.release();
+		return true;
 	} finally {
 		closeSync(lockFd);
 	}
