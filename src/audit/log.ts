@@ -43,7 +43,7 @@ export interface AuditLog {
 	path: string;
 	/** A record of work that ran, or an event: always written, paid from its reservation or its token's budget. */
 	write(record: AuditRecord): void;
-	/** Something refused before anything ran: coalesced per token within its budget. */
+	/** A request refused before anything moved: its own record while its token's budget pays, else counted. */
 	refused(record: Refusal): void;
 	/** Reserves `lines` records like this one before the work runs: 0 when admitted, else ms until it could be. */
 	admit(record: AuditRecord, lines: number): number;
@@ -90,9 +90,13 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		file.write(text);
 	};
 	const refusals = new RefusalWindows({ line, append: text => file.write(text) }, budget, () => now().getTime());
-	const refused = (record: Refusal): void => {
+	// Refused calls are always coalesced (contract §16); a refused `/blob` request or toggle keeps its own
+	// record while its token's budget pays for it, and only beyond that is counted.
+	const refused = (record: Refusal, always = false): void => {
 		release(record.id);
-		refusals.refused(record);
+		const text = always ? "" : line(record);
+		if (!always && budget.take(record.tokenName ?? "", Buffer.byteLength(text))) file.write(text);
+		else refusals.refused(record);
 	};
 	const cost = (record: AuditRecord, lines: number): number => {
 		const first = Math.min(RECORD_MAX_BYTES, Buffer.byteLength(line(record)));
@@ -123,7 +127,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 /** The core's seam (core/types.ts): a call is admitted for its two records, then written start and done. */
 function callAudit(
 	write: (record: AuditRecord) => void,
-	refused: (record: Refusal) => void,
+	refused: (record: Refusal, always: boolean) => void,
 	admit: (record: AuditRecord, lines: number) => number,
 ): Required<CallAudit> {
 	const fields = (c: Parameters<CallAudit["start"]>[0]) => ({
@@ -138,10 +142,10 @@ function callAudit(
 	return {
 		admit: c => {
 			const wait = admit({ ...fields(c), phase: "start", ...task(c) }, 2);
-			if (wait > 0) refused({ ...fields(c), phase: "refused", reason: "audit budget spent", ...task(c) });
+			if (wait > 0) refused({ ...fields(c), phase: "refused", reason: "audit budget spent", ...task(c) }, true);
 			return wait;
 		},
-		refused: c => refused({ ...fields(c), phase: "refused", reason: c.reason, ...task(c) }),
+		refused: c => refused({ ...fields(c), phase: "refused", reason: c.reason, ...task(c) }, true),
 		start: async c => write({ ...fields(c), phase: "start", ...task(c) }),
 		done: async c =>
 			write({
