@@ -9,6 +9,7 @@ import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
 import { auditGenerations } from "../src/audit/file.ts";
 import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
+import { CrossLocks } from "../src/blob/flock.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { BLOB_STALL_MS } from "../src/blob/stall.ts";
 import { type BridgeConfig, defaultConfigPath } from "../src/config/config.ts";
@@ -68,12 +69,17 @@ function remoteCalls(): RemoteCalls {
 }
 
 function processAudit(): AuditLog {
+	if (state.audit) return state.audit;
 	// Relative names are the process's working directory's, as the kernel would take them; fixed here once.
 	state.auditPath ??= canonicalPath(defaultAuditPath(process.env), process.cwd());
-	state.audit ??= createAuditLog({
+	// Rotation is locked against other bridges on the same path with the flock(2) uploads use.
+	const flock = new CrossLocks();
+	const unlocked = () => logLine("a2a-bridge: audit rotation is locked within this process only (no flock(2))");
+	state.audit = createAuditLog({
 		path: state.auditPath,
 		log: logLine,
 		secrets: () => state.server?.secrets ?? [],
+		lock: fd => flock.tryTake(fd, unlocked),
 	});
 	return state.audit;
 }
@@ -145,11 +151,16 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 /** Extra authenticated routes (contract §3); each feature module plugs in one entry here. */
 function extraRoutes(own: () => string[], config: BridgeConfig, audit: AuditLog, knobs: Knobs) {
 	const routes: Record<string, ExtraRoute> = {};
-	routes["/host-llm"] = createHostLlmRoute(processTakeover());
+	// The toggle's record, as takeover.ts writes it: the caller's budget must pay for it first (contract §19).
+	const toggle = (tokenName: string, sid: string | null) =>
+		audit.check({ id: crypto.randomUUID(), sid, tokenName, phase: "done", tool: "host_llm", isError: false, args: {} });
+	routes["/host-llm"] = createHostLlmRoute(processTakeover(), toggle);
 	routes["/blob"] = createBlobRoute({
 		home: homedir,
 		cwd: mainCwd,
 		audit: record => audit.write(record),
+		refused: record => audit.refused(record),
+		admit: record => audit.admit(record, 1),
 		log: logLine,
 		config: () => config,
 		stallMs: knobs.blobStallMs,

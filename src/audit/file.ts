@@ -1,42 +1,31 @@
 /**
- * The audit log's file: synchronous appends, so lines land in call order with no rotation race; a line is
- * whole in the file or absent (bytes of a failed write are cut back) and always starts on its own line;
- * each write is synced right behind it; a generation path held by something the bridge did not make stops
- * rotation, never the records; the file is 0600 from creation and never opened blocking.
+ * The audit log's file: synchronous appends, so lines land in call order; a line is whole in the file or
+ * absent (bytes of a failed write are cut back) and always starts on its own line; each write is synced right
+ * behind it; a generation path held by something the bridge did not make stops rotation, never the records;
+ * the file is 0600 from creation and never opened blocking. Several processes may share the path: each
+ * write goes to the inode the path names now, and rotation runs under a lock beside the log, re-checked.
  */
-import {
-	closeSync,
-	constants,
-	fdatasync,
-	fdatasyncSync,
-	fstatSync,
-	ftruncateSync,
-	lstatSync,
-	openSync,
-	readSync,
-	renameSync,
-} from "node:fs";
-import { reason, writeAll } from "../config/disk.ts";
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync } from "node:fs";
+import { writeAll } from "../config/disk.ts";
 import { errorText } from "../text/error-text.ts";
+import { isLive, type RotationLock, rotateShared } from "./rotate.ts";
 
-/** @internal */
-export const AUDIT_GENERATIONS = 3;
+// The entry names the generations as own files.
+export { auditGenerations } from "./rotate.ts";
+
 const FAILURE_LOG_EVERY = 100;
-
-/** Every file the log can be: the live one and its rotated generations `.1` to `.3`. */
-export const auditGenerations = (path: string): string[] => [
-	path,
-	...Array.from({ length: AUDIT_GENERATIONS }, (_, i) => `${path}.${i + 1}`),
-];
+/** After another writer held the rotation lock through a whole wait, records go on unrotated this long. */
+const ROTATE_RETRY_MS = 1000;
 
 export class AuditFile {
 	readonly path: string;
 	readonly #maxBytes: number;
 	readonly #log: (line: string) => void;
-	// The file stays open between records; it is reopened after rotation, after a failure, and when
-	// someone removed or replaced it (fstat shows no links), so records never go to a lost inode.
+	readonly #lock: RotationLock | undefined;
+	// The file stays open between records; it is reopened after rotation, after a failure, and when the path
+	// no longer names it (removed, replaced, rotated by another process), so records never go to a lost inode.
 	#fd: number | null = null;
-	#size: number | null = null;
+	#rotateAfter = 0;
 	/** The last byte is no line end (a cut record, another writer): the next line starts with one. */
 	#newlineFirst = false;
 	#failed = 0;
@@ -49,10 +38,11 @@ export class AuditFile {
 	#syncing: Promise<void> | null = null;
 	#queued: Promise<void> | null = null;
 
-	constructor(path: string, maxBytes: number, log: (line: string) => void) {
+	constructor(path: string, maxBytes: number, log: (line: string) => void, lock?: RotationLock) {
 		this.path = path;
 		this.#maxBytes = maxBytes;
 		this.#log = log;
+		this.#lock = lock;
 	}
 
 	/** Appends one line, rotating first when it would pass the limit; never throws (a failure is counted and said). */
@@ -61,7 +51,6 @@ export class AuditFile {
 			this.#append(line);
 		} catch (err) {
 			this.close();
-			this.#size = null;
 			this.#fail(err);
 			return;
 		}
@@ -102,11 +91,16 @@ export class AuditFile {
 	 * (when nobody appended since); what cannot be cut back is ended by a line break before the next record.
 	 */
 	#append(line: string): void {
-		if (this.#fd !== null && fstatSync(this.#fd).nlink === 0) this.close();
-		this.#fd ??= this.#open();
+		this.#fd = this.#current();
 		const bytes = Buffer.byteLength(line);
-		const size = this.#size;
-		if (size !== null && size > 0 && size + bytes > this.#maxBytes && this.#rotate()) this.#fd = this.#open();
+		const size = fstatSync(this.#fd).size;
+		if (size > 0 && size + bytes > this.#maxBytes && performance.now() >= this.#rotateAfter) {
+			const blocked = (why: string) => this.#blocked(why);
+			if (!rotateShared(this.path, this.#fd, bytes, this.#maxBytes, this.#lock, blocked)) {
+				this.#rotateAfter = performance.now() + ROTATE_RETRY_MS;
+			}
+			this.#fd = this.#current();
+		}
 		const fd = this.#fd;
 		const data = Buffer.from(this.#newlineFirst ? `\n${line}` : line);
 		const at = fstatSync(fd).size;
@@ -125,8 +119,16 @@ export class AuditFile {
 			throw err;
 		}
 		this.#newlineFirst = false;
-		this.#size = at + data.length;
 		this.#dirty = true;
+	}
+
+	/** The open live file, reopened when the path no longer names the inode held (gone, replaced, rotated). */
+	#current(): number {
+		if (this.#fd !== null) {
+			if (isLive(this.path, this.#fd) !== null) return this.#fd;
+			this.close();
+		}
+		return this.#open();
 	}
 
 	/** Opens the live file; one whose last byte is no line end gets one before the next record. */
@@ -136,37 +138,11 @@ export class AuditFile {
 		const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK;
 		const opened = openSync(this.path, flags, 0o600);
 		const st = fstatSync(opened);
-		this.#size = st.size;
 		const last = Buffer.alloc(1);
 		if (st.isFile() && st.size > 0 && readSync(opened, last, 0, 1, st.size - 1) === 1 && last[0] !== 0x0a) {
 			this.#newlineFirst = true;
 		}
 		return opened;
-	}
-
-	/** Shifts `.1`-`.3` down and the live file to `.1`; false (said once) when a generation is not a file of ours. */
-	#rotate(): boolean {
-		const gens = auditGenerations(this.path).slice(1);
-		const present = gens.map(g => {
-			try {
-				return lstatSync(g);
-			} catch {
-				return null;
-			}
-		});
-		const odd = present.findIndex(st => st !== null && !st.isFile());
-		if (odd >= 0) return this.#blocked(`${gens[odd]} is not a regular file the bridge made (remove it)`);
-		try {
-			// Oldest first, so no rename lands on a generation not yet moved; `.3` is overwritten (dropped).
-			for (let g = AUDIT_GENERATIONS - 1; g >= 1; g--) {
-				if (present[g - 1] !== null) renameSync(`${this.path}.${g}`, `${this.path}.${g + 1}`);
-			}
-			this.close();
-			renameSync(this.path, `${this.path}.1`);
-		} catch (err) {
-			return this.#blocked(`a rename failed (${reason(err)})`);
-		}
-		return true;
 	}
 
 	#blocked(why: string): false {

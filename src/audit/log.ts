@@ -1,19 +1,25 @@
 /**
- * The audit log (contract §9, §19): one writer per process. Every record is redacted and scrubbed of the
- * live secrets before it is serialized (record.ts), appended whole and synced (file.ts); refused calls are
- * coalesced per token (refusals.ts). A failed write never throws into the request path; the token never
- * reaches the file.
+ * The audit log (contract §9, §19): one writer per process, safe beside others on one path (file.ts). Every
+ * record is redacted and scrubbed of the live secrets before it is serialized (record.ts), paid from its
+ * token's budget (budget.ts), appended whole and synced. Work is admitted only when its records are paid
+ * for; refusals are coalesced (refusals.ts). A failed write never throws into the request path.
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CallAudit } from "../core/types.ts";
+import { TokenBudget } from "./budget.ts";
 import { AuditFile } from "./file.ts";
-import { type AuditRecord, recordLine } from "./record.ts";
+import { type AuditRecord, RECORD_MAX_BYTES, recordLine } from "./record.ts";
 import type { Scrub } from "./redact.ts";
-import { RefusalWindows } from "./refusals.ts";
+import { type Refusal, RefusalWindows } from "./refusals.ts";
+import type { RotationLock } from "./rotate.ts";
 
 /** @internal */
 export const AUDIT_MAX_BYTES = 1024 * 1024;
+/** A `done` line is its `start` line plus at most these bytes (`isError`, `cancelled`, `abandoned`, `task`). */
+const DONE_EXTRA_BYTES = 160;
+/** Reservations held at once (work admitted, records not yet written): calls and transfers in flight. */
+const MAX_HELD = 8192;
 
 export function defaultAuditPath(env: Record<string, string | undefined>): string {
 	const fromEnv = env.A2A_BRIDGE_AUDIT;
@@ -27,61 +33,128 @@ export interface AuditOptions {
 	secrets?: () => string | readonly string[];
 	maxBytes?: number;
 	now?: () => Date;
+	/** The per-token budget (tests give a small one on their clock). */
+	budget?: TokenBudget;
+	/** The cross-process lock rotation takes (the entry hands in flock); none: rotation within this process only. */
+	lock?: RotationLock;
 }
 
 export interface AuditLog {
 	path: string;
+	/** A record of work that ran, or an event: always written, paid from its reservation or its token's budget. */
 	write(record: AuditRecord): void;
+	/** A request refused before anything moved: its own record while its token's budget pays, else counted. */
+	refused(record: Refusal): void;
+	/** Reserves `lines` records like this one before the work runs: 0 when admitted, else ms until it could be. */
+	admit(record: AuditRecord, lines: number): number;
+	/** The same without reserving: for work whose one record is written in the same turn (a `/host-llm` toggle). */
+	check(record: AuditRecord): number;
 	calls: Required<CallAudit>;
 	flush(): Promise<void>;
 }
 
+interface Held {
+	token: string;
+	left: number;
+	lines: number;
+}
+
 export function createAuditLog(opts: AuditOptions): AuditLog {
 	const now = opts.now ?? (() => new Date());
-	const file = new AuditFile(opts.path, opts.maxBytes ?? AUDIT_MAX_BYTES, opts.log);
-	const write = (record: AuditRecord): void => {
+	const file = new AuditFile(opts.path, opts.maxBytes ?? AUDIT_MAX_BYTES, opts.log, opts.lock);
+	const budget = opts.budget ?? new TokenBudget(() => now().getTime());
+	const held = new Map<string, Held>();
+	const line = (record: AuditRecord): string => {
 		const live = opts.secrets?.() ?? [];
 		const secrets = (typeof live === "string" ? [live] : live).filter(t => t.length > 0);
 		// On the values, before escaping, digests and cuts (contract §16); then once more on the line.
 		const scrub: Scrub = text => secrets.reduce((t, secret) => t.split(secret).join("<token>"), text);
-		file.write(scrub(recordLine(record, now(), scrub)));
+		return scrub(recordLine(record, now(), scrub));
 	};
-	const refusals = new RefusalWindows(write, () => now().getTime());
+	const release = (id: string): void => {
+		const h = held.get(id);
+		if (h === undefined) return;
+		held.delete(id);
+		budget.refund(h.token, h.left);
+	};
+	const write = (record: AuditRecord): void => {
+		const text = line(record);
+		const bytes = Buffer.byteLength(text);
+		const h = held.get(record.id);
+		if (h === undefined) budget.charge(record.tokenName ?? "", bytes);
+		else {
+			if (bytes > h.left) budget.charge(h.token, bytes - h.left);
+			h.left = Math.max(0, h.left - bytes);
+			if (--h.lines <= 0) release(record.id);
+		}
+		file.write(text);
+	};
+	const refusals = new RefusalWindows({ line, append: text => file.write(text) }, budget, () => now().getTime());
+	// Refused calls are always coalesced (contract §16); a refused `/blob` request or toggle keeps its own
+	// record while its token's budget pays for it, and only beyond that is counted.
+	const refused = (record: Refusal, always = false): void => {
+		release(record.id);
+		const text = always ? "" : line(record);
+		if (!always && budget.take(record.tokenName ?? "", Buffer.byteLength(text))) file.write(text);
+		else refusals.refused(record);
+	};
+	const cost = (record: AuditRecord, lines: number): number => {
+		const first = Math.min(RECORD_MAX_BYTES, Buffer.byteLength(line(record)));
+		return first * lines + DONE_EXTRA_BYTES * (lines - 1);
+	};
+	const admit = (record: AuditRecord, lines: number): number => {
+		const token = record.tokenName ?? "";
+		const need = cost(record, lines);
+		if (!budget.take(token, need)) return Math.max(1, budget.waitMs(token, need));
+		if (held.size < MAX_HELD) held.set(record.id, { token, left: need, lines });
+		return 0;
+	};
 	return {
 		path: opts.path,
 		write,
-		calls: {
-			refused: c => refusals.refused(c),
-			start: async c =>
-				write({
-					id: c.id,
-					sid: c.sid,
-					tokenName: c.tokenName,
-					client: c.client,
-					phase: "start",
-					tool: c.tool,
-					args: c.args,
-					...(c.task !== undefined ? { task: c.task } : {}),
-				}),
-			done: async c =>
-				write({
-					id: c.id,
-					sid: c.sid,
-					tokenName: c.tokenName,
-					client: c.client,
-					phase: "done",
-					tool: c.tool,
-					isError: c.isError,
-					args: c.args,
-					...(c.cancelled ? { cancelled: true } : {}),
-					...(c.abandoned ? { abandoned: true } : {}),
-					...(c.task !== undefined ? { task: c.task } : {}),
-				}),
-		},
+		refused,
+		admit,
+		check: record => budget.waitMs(record.tokenName ?? "", cost(record, 1)),
+		calls: callAudit(write, refused, admit),
 		flush: async () => {
 			refusals.closeAll();
 			await file.synced();
 			file.close();
 		},
+	};
+}
+
+/** The core's seam (core/types.ts): a call is admitted for its two records, then written start and done. */
+function callAudit(
+	write: (record: AuditRecord) => void,
+	refused: (record: Refusal, always: boolean) => void,
+	admit: (record: AuditRecord, lines: number) => number,
+): Required<CallAudit> {
+	const fields = (c: Parameters<CallAudit["start"]>[0]) => ({
+		id: c.id,
+		sid: c.sid,
+		tokenName: c.tokenName,
+		client: c.client,
+		tool: c.tool,
+		args: c.args,
+	});
+	const task = (c: Parameters<CallAudit["start"]>[0]) => (c.task !== undefined ? { task: c.task } : {});
+	return {
+		admit: c => {
+			const wait = admit({ ...fields(c), phase: "start", ...task(c) }, 2);
+			if (wait > 0) refused({ ...fields(c), phase: "refused", reason: "audit budget spent", ...task(c) }, true);
+			return wait;
+		},
+		refused: c => refused({ ...fields(c), phase: "refused", reason: c.reason, ...task(c) }, true),
+		start: async c => write({ ...fields(c), phase: "start", ...task(c) }),
+		done: async c =>
+			write({
+				...fields(c),
+				phase: "done",
+				isError: c.isError,
+				...(c.cancelled ? { cancelled: true } : {}),
+				...(c.abandoned ? { abandoned: true } : {}),
+				...task(c),
+			}),
 	};
 }

@@ -5,7 +5,7 @@
  */
 import { capString, capValue, digestString, redactArgs, type Scrub } from "./redact.ts";
 
-/** No record is larger (contract §15). @internal */
+/** No record is larger (contract §15). */
 export const RECORD_MAX_BYTES = 8 * 1024;
 
 export interface AuditRecord {

@@ -32,6 +32,7 @@ export const BLOB_ERRORS = {
 	upload_in_progress: 409,
 	file_changed: 409,
 	range_not_satisfiable: 416,
+	audit_budget: 429,
 	write_failed: 500,
 	read_failed: 500,
 	too_many_uploads: 503,

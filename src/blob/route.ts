@@ -39,6 +39,10 @@ export interface BlobDeps {
 	/** The Main session's working directory: relative paths resolve against it. */
 	cwd(): string;
 	audit(record: AuditRecord): void;
+	/** A request refused before it moved a byte: coalesced per token (default: `audit`). */
+	refused?(record: AuditRecord): void;
+	/** Reserves the request's record in its token's audit budget: 0, or ms until it could (refused 429). */
+	admit?(record: AuditRecord): number;
 	log(line: string): void;
 	/** The config as the bridge started with it: the `blob` switch. */
 	config(): Pick<BridgeConfig, "blob">;
@@ -50,6 +54,11 @@ export interface BlobDeps {
 	 */
 	ownFiles?: () => readonly string[];
 }
+
+type Recorder = (path: string | null, offset: number | null, bytes: number, error?: string) => AuditRecord;
+const retryAfter = (ms: number) => ({ "retry-after": String(Math.ceil(ms / 1000)) });
+const budgetSpent = (ms: number): string =>
+	`this token's audit budget is spent: its /blob requests are refused for about ${Math.ceil(ms / 1000)} s`;
 
 /** What every request of one route shares: the locks, slots, digest cache and running hashes. */
 interface Shared {
@@ -79,6 +88,8 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 			const query = parseBlobQuery(params, req.method);
 			if (!query.ok) return ctx.refuse(params.get("path"), null, query.code, query.message);
 			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });
+			const wait = deps.admit?.(ctx.record(path, query.value.offset, Number.MAX_SAFE_INTEGER)) ?? 0;
+			if (wait > 0) return ctx.refuse(path, query.value.offset, "audit_budget", budgetSpent(wait), retryAfter(wait));
 			if (!isUpload(req.method)) return download(req, path, ctx, shared.sending);
 			return upload(req, path, query.value.offset, ctx, deps, shared);
 		},
@@ -86,20 +97,27 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 }
 
 /** The request's audit note, refusal and the rest of what its handlers share (blob/context.ts). */
-function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: Shared): Ctx {
+function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: Shared): Ctx & { record: Recorder } {
 	const writes = isUpload(req.method);
 	const tool = writes ? "blob:write" : "blob:read";
 	const who = { sid: route.sid, tokenName: route.tokenName, ...(route.client ? { client: route.client } : {}) };
-	const note: Note = (path, offset, bytes, error) => {
+	const id = crypto.randomUUID();
+	const record = (path: string | null, offset: number | null, bytes: number, error?: string): AuditRecord => {
 		const isError = error !== undefined;
 		const args = writes ? { path, offset, bytes, method: req.method } : { path, offset, bytes };
-		deps.audit({ id: crypto.randomUUID(), ...who, phase: "done", tool, isError, args, ...(isError ? { error } : {}) });
+		return { id, ...who, phase: "done", tool, isError, args, ...(isError ? { error } : {}) };
 	};
+	// Nothing moved: a refusal, coalesced per token; bytes that moved are always recorded whole.
+	const note: Note = (path, offset, bytes, error) =>
+		(error !== undefined && bytes === 0 ? (deps.refused ?? deps.audit) : deps.audit)(
+			record(path, offset, bytes, error),
+		);
 	const refuse: Refuse = (path, offset, code, message, h, extra) => {
 		note(path, offset, 0, message);
 		return blobError(code, message, h, extra);
 	};
 	return {
+		record,
 		note,
 		refuse,
 		log: deps.log,

@@ -6,7 +6,7 @@
  * hands over its rules (`EraRules`); the table knows no era by name.
  */
 import { type AnswerPort, streamOrJson } from "./answers.ts";
-import { type ErrorKind, type RpcId, rpcError } from "./errors.ts";
+import { type ErrorKind, type RpcId, rpcError, rpcErrorData } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
 import type { SseTimings } from "./progress.ts";
 import { abort, runCall } from "./run.ts";
@@ -102,6 +102,16 @@ export class CallTable {
 		if (this.inFlight.has(key)) return rpcError("invalid_request", id);
 		const full = this.inFlight.size >= MAX_CALLS_IN_FLIGHT;
 		if (full || this.#overShare(caller.tokenName)) return rpcError("server_busy", id);
+		const audited = {
+			id: callId,
+			sid: caller.sid,
+			tokenName: caller.tokenName,
+			client: caller.client,
+			tool: name,
+			args,
+		};
+		const wait = this.#deps.audit?.admit?.(audited) ?? 0;
+		if (wait > 0) return rpcErrorData("audit_budget", id, { retryAfterS: Math.ceil(wait / 1000) });
 		const call: InFlightCall = {
 			id: callId,
 			sid: caller.sid,

@@ -21,6 +21,11 @@ export const ERRORS = {
 	method_not_found: { status: 200, code: -32601, message: "method not found" },
 	invalid_params: { status: 200, code: -32602, message: "invalid params" },
 	server_busy: { status: 200, code: -32000, message: "server busy" },
+	audit_budget: {
+		status: 200,
+		code: -32000,
+		message: "this token's audit budget is spent: calls are refused until it refills (data.retryAfterS)",
+	},
 	request_cancelled: { status: 200, code: -32800, message: "request cancelled" },
 	internal_error: { status: 500, code: -32603, message: "internal error" },
 	// The 2026-07-28 era (contract §13): client faults are HTTP errors there, not 200s.

@@ -87,6 +87,11 @@ export interface CallAudit {
 	): Promise<void>;
 	/** A call refused before it began (contract §16): coalesced per token, so a flood cannot rotate history away. */
 	refused?(call: AuditedCall & { reason: string }): void;
+	/**
+	 * Before a call registers (contract §19): 0 when its token's audit budget pays for its records, else the
+	 * milliseconds until it would; a refused call is counted as a refusal there, the caller answers `audit_budget`.
+	 */
+	admit?(call: AuditedCall): number;
 }
 
 export interface BridgeDeps {

@@ -7,11 +7,17 @@ import type { Takeover } from "./takeover.ts";
 const MAX_BODY_BYTES = 1024;
 
 /** Each `/host-llm` refusal code and its HTTP status; docs/protocol.md carries the same rows. @internal */
-export const HOST_LLM_ERRORS = { invalid_body: 400, cannot_arm: 409, body_too_large: 413 } as const;
+export const HOST_LLM_ERRORS = { invalid_body: 400, cannot_arm: 409, body_too_large: 413, audit_budget: 429 } as const;
 const refuse = refusalsOf(HOST_LLM_ERRORS);
 
-/** `GET /host-llm` → state; `POST {"enabled": boolean}` → toggle (contract §8). */
-export function createHostLlmRoute(takeover: Takeover): ExtraRoute {
+/**
+ * `GET /host-llm` → state; `POST {"enabled": boolean}` → toggle (contract §8). `admit` says whether the caller's
+ * audit budget pays for the toggle's record (0), else in how many ms it would (contract §19).
+ */
+export function createHostLlmRoute(
+	takeover: Takeover,
+	admit: (tokenName: string, sid: string | null) => number = () => 0,
+): ExtraRoute {
 	return {
 		methods: ["GET", "POST"],
 		async handle(req, ctx) {
@@ -27,6 +33,12 @@ export function createHostLlmRoute(takeover: Takeover): ExtraRoute {
 			const enabled = (body as { enabled?: unknown } | null)?.enabled;
 			if (typeof body !== "object" || Array.isArray(body) || typeof enabled !== "boolean") {
 				return refuse("invalid_body", "field 'enabled' must be a boolean");
+			}
+			const wait = admit(ctx.tokenName, ctx.sid);
+			if (wait > 0) {
+				const s = Math.ceil(wait / 1000);
+				const message = `this token's audit budget is spent: the switch is refused for about ${s} s`;
+				return refuse("audit_budget", message, { "retry-after": String(s) });
 			}
 			const r = takeover.toggle(enabled, ctx.sid, ctx.tokenName);
 			return r.ok ? Response.json(r.value) : refuse(r.code, r.message, {}, { ...takeover.state() });

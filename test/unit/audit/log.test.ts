@@ -3,10 +3,10 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AUDIT_GENERATIONS } from "../../../src/audit/file.ts";
 import { AUDIT_MAX_BYTES, createAuditLog, defaultAuditPath } from "../../../src/audit/log.ts";
 import { RECORD_MAX_BYTES, recordLine } from "../../../src/audit/record.ts";
 import { REFUSAL_WINDOW_MS } from "../../../src/audit/refusals.ts";
+import { AUDIT_GENERATIONS } from "../../../src/audit/rotate.ts";
 import { mountTmpfs } from "../../helpers/tmpfs.ts";
 
 const sha8 = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex").slice(0, 8);

@@ -83,6 +83,14 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 		const answers = await Promise.all(
 			["x".repeat(1025), "not json", '{"enabled": "no"}', "[]", '{"enabled": false}'].map(post),
 		);
+		// A caller whose audit budget is spent (contract §19).
+		const spent = createHostLlmRoute(takeover, () => 5000);
+		const refusedByBudget = await spent.handle(
+			new Request("http://127.0.0.1/host-llm", { method: "POST", body: '{"enabled": false}' }),
+			routeCtx(),
+		);
+		expect(refusedByBudget.headers.get("retry-after")).toBe("5");
+		answers.push(refusedByBudget);
 		const given = new Map<string, number>();
 		for (const res of answers) given.set(((await res.json()) as { code: string }).code, res.status);
 		expect(Object.fromEntries(given)).toEqual(Object.fromEntries(documented));

@@ -55,6 +55,8 @@ interface HarnessOptions {
 	callTool?: (req: ToolCallRequest) => Promise<ToolCallOutcome>;
 	auditStart?: () => Promise<void>;
 	auditDone?: () => Promise<void>;
+	/** The audit budget's admission (contract §19): 0 admits, else ms until it would. */
+	auditAdmit?: CallAudit["admit"];
 	opts?: Partial<ServerOptions>;
 	listTools?: () => McpTool[];
 }
@@ -91,6 +93,7 @@ function makeServer(o: HarnessOptions = {}): Harness {
 				h.dones.push(c);
 				await o.auditDone?.();
 			},
+			...(o.auditAdmit ? { admit: o.auditAdmit } : {}),
 		},
 		log: line => h.logs.push(line),
 		now: () => h.clock.t,
@@ -440,6 +443,38 @@ describe("BridgeServer error table", () => {
 		release.resolve();
 		const answers = await Promise.all(pending);
 		expect(answers.every(r => r.status === 200)).toBe(true);
+		expect(h.server.inFlight.size).toBe(0);
+	});
+
+	test("audit_budget: a call its token's audit budget cannot pay for -> 200 -32000 with retryAfterS; the tool never runs, nothing is started", async () => {
+		const asked: Array<Parameters<NonNullable<CallAudit["admit"]>>[0]> = [];
+		const h = makeServer({
+			auditAdmit: c => {
+				asked.push(c);
+				return asked.length === 1 ? 0 : 2500;
+			},
+		});
+		const sid = await initialize(h);
+		const ok = await h.server.handle(post(toolCall("read", { path: "/a" }, 1), { "mcp-session-id": sid }));
+		expect(ok.status).toBe(200);
+		await ok.text();
+		const res = await h.server.handle(post(toolCall("read", { path: "/b" }, 2), { "mcp-session-id": sid }));
+		const body = (await res.json()) as { id: number; error: { code: number; message: string; data: unknown } };
+		expect(res.status).toBe(200);
+		expect(body.id).toBe(2);
+		expect(body.error).toEqual({
+			code: -32000,
+			message: "this token's audit budget is spent: calls are refused until it refills (data.retryAfterS)",
+			data: { retryAfterS: 3 },
+		});
+		expect(h.calls.length).toBe(1);
+		expect(h.starts.map(c => c.args)).toEqual([{ path: "/a" }]);
+		// The admitted call's records carry the id it was admitted under.
+		expect(asked.map(c => [c.tool, c.tokenName, c.args])).toEqual([
+			["read", "owner", { path: "/a" }],
+			["read", "owner", { path: "/b" }],
+		]);
+		expect(h.starts[0]?.id).toBe(asked[0]?.id);
 		expect(h.server.inFlight.size).toBe(0);
 	});
 

@@ -5,11 +5,11 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as auditFile from "../../../src/audit/file.ts";
 import * as log from "../../../src/audit/log.ts";
 import * as record from "../../../src/audit/record.ts";
 import * as redact from "../../../src/audit/redact.ts";
 import * as refusals from "../../../src/audit/refusals.ts";
+import * as auditFile from "../../../src/audit/rotate.ts";
 import * as hashJobs from "../../../src/blob/hash-jobs.ts";
 import * as blob from "../../../src/blob/parse.ts";
 import * as staged from "../../../src/blob/staged.ts";
