@@ -2,6 +2,7 @@
  * The types the request pipeline shares with the host adapter and the feature routes. Types only:
  * any module may import them without pulling in the server.
  */
+import type { SlotKind, Taken } from "./holdings.ts";
 
 /** SSE pacing (contract §6.4); overridable in tests. */
 export interface SseTimings {
@@ -121,13 +122,20 @@ export interface RouteContext extends CallerInfo {
 	ended?: AbortSignal;
 	/** The identity checked again (contract §16): the 401 a new request would get once the secret is gone. */
 	recheck(): Response | undefined;
-	/** This token's share of a route's `total` slots now (contract §16: no token holds them all). */
-	shareOf(total: number): number;
+	/**
+	 * A slot of `kind` for this caller from the one registry (core/holdings.ts), ended by `onEnd` if its
+	 * token is revoked or rotated; or the sentence saying why there is none (contract §16, §19).
+	 */
+	take(kind: SlotKind, onEnd?: (reason: string) => void): Taken;
+	/** How many tokens are live now (a route that bounds work of its own shares it by `shareRule`). */
+	liveTokens(): number;
 }
 
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
 export interface ExtraRoute {
 	methods: readonly string[];
+	/** The bounds of the slot kinds the route takes (e.g. `/blob`: uploads, downloads). */
+	bounds?: Partial<Record<SlotKind, number>>;
 	handle(req: Request, ctx: RouteContext): Promise<Response>;
 }
 

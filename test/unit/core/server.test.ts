@@ -1354,7 +1354,8 @@ describe("BridgeServer named tokens", () => {
 				conn: NO_CONNECTION,
 				ended: expect.any(AbortSignal),
 				recheck: expect.any(Function),
-				shareOf: expect.any(Function),
+				take: expect.any(Function),
+				liveTokens: expect.any(Function),
 			},
 			{
 				sid: null,
@@ -1363,7 +1364,8 @@ describe("BridgeServer named tokens", () => {
 				conn: NO_CONNECTION,
 				ended: expect.any(AbortSignal),
 				recheck: expect.any(Function),
-				shareOf: expect.any(Function),
+				take: expect.any(Function),
+				liveTokens: expect.any(Function),
 			},
 		]);
 		// The route's identity check: nothing while the secret is live, the pipeline's 401 once it is revoked.
