@@ -1,7 +1,6 @@
 /** What the `/blob` handlers share: the per-request audit note, refusal and connection, and small fs helpers. */
 import { type Stats, statSync } from "node:fs";
-import type { SlotKind, Taken } from "../core/holdings.ts";
-import type { Connection } from "../core/types.ts";
+import type { Connection, SlotKind, Taken } from "../core/types.ts";
 import type { DigestCache } from "./digest-cache.ts";
 import type { HashJobs } from "./hash-jobs.ts";
 import type { BlobCode } from "./parse.ts";

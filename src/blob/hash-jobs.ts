@@ -24,7 +24,7 @@ export type HashWait = { ok: true; hex: string | null } | { ok: false; why: stri
 export class HashJobs {
 	readonly #jobs = new Map<string, Job>();
 
-	/** How many jobs `token` waits on now. @internal */
+	/** How many jobs `token` waits on now. */
 	jobsOf(token: string): number {
 		let n = 0;
 		for (const job of this.#jobs.values()) if (job.waiters.has(token)) n++;
@@ -56,10 +56,11 @@ export class HashJobs {
 	#usage(token: string, live: number): { mine: number; used: number; poolUsed: number } {
 		const { each } = shareOf(MAX_HASH_JOBS, live);
 		const perToken = new Map<string, number>();
-		for (const job of this.#jobs.values()) for (const t of job.waiters.keys()) perToken.set(t, (perToken.get(t) ?? 0) + 1);
+		for (const job of this.#jobs.values())
+			for (const t of job.waiters.keys()) perToken.set(t, (perToken.get(t) ?? 0) + 1);
 		let poolUsed = 0;
 		for (const n of perToken.values()) poolUsed += Math.max(0, n - each);
-		return { mine: perToken.get(token) ?? 0, used: this.#jobs.size, poolUsed };
+		return { mine: this.jobsOf(token), used: this.#jobs.size, poolUsed };
 	}
 
 	#start(fd: number, key: string, size: number): Job {

@@ -7,13 +7,12 @@
  */
 import { type AnswerPort, streamOrJson } from "./answers.ts";
 import { type ErrorKind, type RpcId, rpcError } from "./errors.ts";
+import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
 import { isRecord } from "./jsonrpc.ts";
 import type { SseTimings } from "./progress.ts";
-import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
 import { abort, runCall } from "./run.ts";
 import type { BridgeDeps, CallerInfo, Connection, InFlightCall } from "./types.ts";
 
-/** @internal */
 export const MAX_CALLS_IN_FLIGHT = 256;
 
 const callKey = (sid: string, id: RpcId): string => `${sid}\u0000${typeof id}:${String(id)}`;

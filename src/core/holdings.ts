@@ -6,9 +6,19 @@
  * a token whose identity ended takes nothing; an ended slot still counts against the bound until released.
  */
 
-/** Every kind of slot; a new kind must be named here, and every kind gets a bound in `SlotBounds`. */
-export const SLOT_KINDS = ["sessions", "calls", "tasks", "uploads", "downloads", "digests", "prompts"] as const;
-export type SlotKind = (typeof SLOT_KINDS)[number];
+import type { Holder, Slot, SlotKind, Taken } from "./types.ts";
+
+/** Every kind of slot (`SlotKind`, types.ts), each with its noun; the compiler holds the two lists equal. */
+const NOUNS: Readonly<Record<SlotKind, string>> = {
+	sessions: "sessions",
+	calls: "calls",
+	tasks: "tasks",
+	uploads: "uploads",
+	downloads: "downloads",
+	digests: "file hashes (Want-Repr-Digest)",
+	prompts: "approval prompts",
+};
+export const SLOT_KINDS = Object.keys(NOUNS) as readonly SlotKind[];
 
 /**
  * A kind's bound: a total shared by the live tokens (`shareRule`), or null when the kind's owner bounds it
@@ -26,34 +36,6 @@ export const NO_SLOTS: SlotBounds = {
 	digests: 0,
 	prompts: 0,
 };
-
-/** What each kind is called in a refusal. */
-const NOUNS: Readonly<Record<SlotKind, string>> = {
-	sessions: "sessions",
-	calls: "calls",
-	tasks: "tasks",
-	uploads: "uploads",
-	downloads: "downloads",
-	digests: "file hashes (Want-Repr-Digest)",
-	prompts: "approval prompts",
-};
-
-/** One slot held: `ended` aborts when its token is revoked or rotated; `release` (idempotent) frees it. */
-export interface Slot {
-	readonly kind: SlotKind;
-	readonly tokenName: string;
-	readonly ended: AbortSignal;
-	release(): void;
-}
-
-/** A slot, or why there is none (`revoked`: the caller's own secret ended, answered like any ended secret). */
-export type Taken = { ok: true; slot: Slot } | { ok: false; why: string; revoked?: true };
-
-/** Who takes a slot: the token's name and, from the request's identity, the signal of its secret ending. */
-export interface Holder {
-	tokenName: string;
-	ended?: AbortSignal;
-}
 
 /** How `total` is split among `live` tokens: `each` reserved per token, `pool` (< live) shared, one each at most. */
 export function shareOf(total: number, live: number): { each: number; pool: number; cap: number } {
@@ -133,15 +115,6 @@ export class TokenHoldings {
 			n++;
 			held.stop.abort(reason);
 			held.onEnd(reason);
-		}
-		return n;
-	}
-
-	/** Slots of `kind` held now: all of them, or one token's that are not ended. */
-	count(kind: SlotKind, tokenName?: string): number {
-		let n = 0;
-		for (const h of this.#of(kind)) {
-			if (tokenName === undefined || (h.slot.tokenName === tokenName && !h.ended)) n++;
 		}
 		return n;
 	}

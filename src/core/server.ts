@@ -11,7 +11,7 @@ import { isClientAbort } from "./client-abort.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { eraOf, MAX_BODY_BYTES, SERVER_NAME, unsupportedData } from "./facts.ts";
 import { Gate, identityEnded, type Route, refuse } from "./gate.ts";
-import { SLOT_KINDS, type SlotBounds, type SlotKind, TokenHoldings } from "./holdings.ts";
+import { SLOT_KINDS, type SlotBounds, TokenHoldings } from "./holdings.ts";
 import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
@@ -19,7 +19,7 @@ import { MAX_SESSIONS, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import { TASK_WINDOW_MS } from "./task-wire.ts";
 import { SYSTEM_CLOCK, TaskStore } from "./tasks.ts";
-import type { BridgeDeps, Connection, InFlightCall, ServerOptions } from "./types.ts";
+import type { BridgeDeps, Connection, InFlightCall, ServerOptions, SlotKind } from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
 

@@ -7,7 +7,8 @@
  * is busy. Map insertion order is the recency list.
  */
 import { randomUUID } from "node:crypto";
-import { NO_SLOTS, type Slot, TokenHoldings } from "./holdings.ts";
+import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
+import type { Slot } from "./types.ts";
 
 export const MAX_SESSIONS = 64;
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;

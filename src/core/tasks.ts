@@ -7,8 +7,8 @@
  * the wire is task-wire.ts; how a call becomes one, and the `tasks/*` methods, task-answer.ts.
  */
 import { errorObject, type RpcErrorObject } from "./errors.ts";
-import { NO_SLOTS, type Slot, type SlotBounds, TokenHoldings } from "./holdings.ts";
-import type { Clock } from "./types.ts";
+import { NO_SLOTS, type SlotBounds, TokenHoldings } from "./holdings.ts";
+import type { Clock, Slot } from "./types.ts";
 
 const TASK_TTL_MS = 60 * 60 * 1000;
 /** A result that arrives late is still kept this long after it ends (`ttlMs` grows to cover it). */

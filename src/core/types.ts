@@ -2,7 +2,26 @@
  * The types the request pipeline shares with the host adapter and the feature routes. Types only:
  * any module may import them without pulling in the server.
  */
-import type { SlotKind, Taken } from "./holdings.ts";
+
+/** Every kind of slot a token can hold (core/holdings.ts: the one registry that hands them out and ends them). */
+export type SlotKind = "sessions" | "calls" | "tasks" | "uploads" | "downloads" | "digests" | "prompts";
+
+/** One slot held: `ended` aborts when its token is revoked or rotated; `release` (idempotent) frees it. */
+export interface Slot {
+	readonly kind: SlotKind;
+	readonly tokenName: string;
+	readonly ended: AbortSignal;
+	release(): void;
+}
+
+/** A slot, or why there is none (`revoked`: the caller's own secret ended, answered like any ended secret). */
+export type Taken = { ok: true; slot: Slot } | { ok: false; why: string; revoked?: true };
+
+/** Who takes a slot: the token's name and, from the request's identity, the signal of its secret ending. */
+export interface Holder {
+	tokenName: string;
+	ended?: AbortSignal;
+}
 
 /** SSE pacing (contract §6.4); overridable in tests. */
 export interface SseTimings {

@@ -60,7 +60,10 @@ describe("followHash", () => {
 			expect(viaWorker).toEqual({ whole: sha(all), part: sha(all.subarray(split)) });
 		}
 		const here = new AbortController().signal;
-		expect(await digestsWhile(fd, 5, all.byteLength, null, here)).toEqual({ whole: sha(all), part: sha(all.subarray(5)) });
+		expect(await digestsWhile(fd, 5, all.byteLength, null, here)).toEqual({
+			whole: sha(all),
+			part: sha(all.subarray(5)),
+		});
 		closeSync(fd);
 	});
 

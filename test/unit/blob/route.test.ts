@@ -1,4 +1,3 @@
-import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -7,6 +6,7 @@ import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/record.ts";
 import { BLOB_METHODS } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
+import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
 import { routeCtx } from "../../helpers/route-ctx.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
