@@ -65,8 +65,11 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	const want = wantsSha256(req.headers.get("want-repr-digest"));
 	if (!want.ok) return refuse(path, null, want.code, want.message);
 	sending.settle();
-	// Revoking the token cuts the connection: a response Bun sends natively stops within Bun's timer tick.
-	const taken = ctx.take("downloads", () => ctx.conn.closeSoon());
+	// Revoking the token cuts the connection (a response Bun sends natively stops within its timer's tick), audited.
+	const taken = ctx.take("downloads", reason => {
+		ctx.conn.closeSoon();
+		ctx.note(path, null, 0, `${reason}: this download was cut`);
+	});
 	if (!taken.ok) {
 		if (taken.revoked) return endedBefore(ctx, path, null);
 		return refuse(path, null, "too_many_downloads", `${taken.why}; retry later`);
