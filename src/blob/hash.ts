@@ -1,231 +1,215 @@
 /**
- * The approver is a slot with a share (contract §19): remote calls' dialogs reach the host's UI one at a
- * time, the next taken round-robin across tokens, and each token has a bound on prompts waiting. The
- * queue decides turns only: a refusal here (queue full, no turn in time, token revoked) ends the call
- * with a clear error before any prompt shows; approve or deny is only ever the person's answer, or their
- * "deny this token's queue" (`/a2a deny-queue NAME`). One queue per process, on `globalThis`, since the
- * host's UI wrapper is process-wide too.
+ * SHA-256 of a file and of the part an upload appends, computed on a second thread while Bun pipes the
+ * body into the file: the hash (about as much CPU as the transfer itself) overlaps the write instead of
+ * following it. The worker only reads the file behind the writer; the main thread never waits on it until
+ * the end. Downloads that are asked for `Repr-Digest` use the same worker on a file that does not grow.
  */
-import type { Clock } from "../core/types.ts";
+import { readSync } from "node:fs";
 
-/** What a prompt denied by the person's "deny this token's queue" answers instead of a chosen option. */
-export const DENIED: unique symbol = Symbol("denied with the token's whole queue");
+const HASH_BUFFER_BYTES = 1024 * 1024;
+/** A worker costs a thread and a few MiB; below this size hashing afterwards is cheaper. */
+export const FOLLOW_MIN_BYTES = 8 * 1024 * 1024;
+/** Workers at once: each is a thread with its own heap; uploads past this hash afterwards instead. @internal */
+export const MAX_FOLLOWERS = 2;
+/** How long the worker sleeps when it has caught up with the writer. */
+const POLL_MS = 5;
+/** Bound on waiting for a cancelled worker to let go of the file descriptor. */
+const CANCEL_WAIT_MS = 2000;
 
-/** A call ended by the queue itself; the tool never ran and no prompt was shown. Told by its name (bridge.ts). @internal */
-export class QueueRefusal extends Error {
-	override readonly name = "QueueRefusal";
+// The shared state word: 0 running, 1 finish at the end offset, 2 cancel (the worker uses the literals).
+const FINISH = 1;
+const CANCEL = 2;
+
+/** Hex SHA-256 of the whole file [0, end) and of the part [split, end) (the same when split is 0). */
+export interface Digests {
+	whole: string;
+	part: string;
 }
 
-export interface QueueBounds {
-	/** Prompts one token may have waiting (the one on screen not counted). */
-	perToken: number;
-	/** How long a prompt may wait for its turn before its call is refused. */
-	maxWaitMs: number;
+export interface FollowHash {
+	/** The digests up to `end`, once the worker has read up to it; null if it failed. */
+	finish(end: number): Promise<Digests | null>;
+	/** Stops the worker and resolves once it no longer touches the file descriptor. */
+	cancel(): Promise<void>;
 }
 
-/** @internal */
-export const DEFAULT_BOUNDS: QueueBounds = { perToken: 3, maxWaitMs: 600_000 };
-/** Waiting prompts of all tokens together; a config has few tokens, this only caps a runaway. @internal */
-export const MAX_WAITING = 256;
-/** @internal */
-export const ENV_QUEUE = "A2A_BRIDGE_APPROVAL_QUEUE";
-/** @internal */
-export const ENV_WAIT = "A2A_BRIDGE_APPROVAL_WAIT_S";
-const MAX_PER_TOKEN = 64;
-const MAX_WAIT_S = 24 * 60 * 60;
-
-/** The bounds from the environment (`npm run host` sets both); a bad value keeps the default and says so. */
-export function queueBoundsFromEnv(env: Record<string, string | undefined>): {
-	bounds: QueueBounds;
-	warnings: string[];
-} {
-	const bounds = { ...DEFAULT_BOUNDS };
-	const warnings: string[] = [];
-	const queue = env[ENV_QUEUE];
-	if (queue !== undefined) {
-		if (/^\d{1,3}$/.test(queue) && Number(queue) >= 1 && Number(queue) <= MAX_PER_TOKEN)
-			bounds.perToken = Number(queue);
-		else warnings.push(`${ENV_QUEUE} is not a whole number in 1..${MAX_PER_TOKEN}; kept ${bounds.perToken}`);
-	}
-	const wait = env[ENV_WAIT];
-	if (wait !== undefined) {
-		const s = Number(wait);
-		if (/^\d{1,5}(\.\d{1,3})?$/.test(wait) && s > 0 && s <= MAX_WAIT_S) bounds.maxWaitMs = Math.round(s * 1000);
-		else warnings.push(`${ENV_WAIT} is not a number of seconds in (0, ${MAX_WAIT_S}]; kept ${bounds.maxWaitMs / 1000}`);
-	}
-	return { bounds, warnings };
-}
-
-type Open = (signal: AbortSignal) => unknown;
-
-interface Waiting {
-	token: string;
-	open: Open;
-	signal: AbortSignal;
-	resolve(value: unknown): void;
-	reject(err: Error): void;
-	/** Stops the wait timer and the cancellation listener. */
-	release(): void;
-}
-
-const realClock: Clock = {
-	now: () => Date.now(),
-	after: (ms, fn) => {
-		const t = setTimeout(fn, ms);
-		return () => clearTimeout(t);
-	},
-};
-
-const cancelled = (): Error => new Error("the call was cancelled while its approval prompt waited for its turn");
-
-export class PromptQueue {
-	/** Waiting prompts by token; the map's order is the round-robin order (a token moves to the end after its turn). */
-	readonly #waiting = new Map<string, Waiting[]>();
-	#shown: { token: string; stop: AbortController; settle(value: unknown, failed?: boolean): void } | undefined;
-	#bounds: QueueBounds;
-	readonly #clock: Clock;
-
-	constructor(bounds: QueueBounds = DEFAULT_BOUNDS, clock: Clock = realClock) {
-		this.#bounds = bounds;
-		this.#clock = clock;
-	}
-
-	/** New bounds for prompts asked from now on. */
-	configure(bounds: QueueBounds): void {
-		this.#bounds = bounds;
-	}
-
-	/**
-	 * Opens the dialog (`open`, given a signal that closes it) when it is `token`'s turn. Resolves with what the
-	 * dialog answered, or `DENIED`; rejects with a `QueueRefusal` or on cancellation while waiting.
-	 */
-	run(token: string, signal: AbortSignal, open: Open): Promise<unknown> {
-		return new Promise((resolve, reject) => {
-			const mine = this.#waiting.get(token) ?? [];
-			if (signal.aborted) return reject(cancelled());
-			if (mine.length >= this.#bounds.perToken) return reject(new QueueRefusal(fullText(token, mine.length)));
-			if (this.waitingCount() >= MAX_WAITING) return reject(new QueueRefusal(allFullText()));
-			const onAbort = (): void => this.#drop(w, cancelled());
-			const stopTimer = this.#clock.after(this.#bounds.maxWaitMs, () =>
-				this.#drop(w, new QueueRefusal(lateText(this.#bounds.maxWaitMs))),
-			);
-			const w: Waiting = {
-				token,
-				open,
-				signal,
-				resolve,
-				reject,
-				release: () => {
-					stopTimer();
-					signal.removeEventListener("abort", onAbort);
-				},
-			};
-			signal.addEventListener("abort", onAbort, { once: true });
-			mine.push(w);
-			this.#waiting.set(token, mine);
-			this.#next();
-		});
-	}
-
-	/** The person denied `token`'s whole queue: its shown prompt and every waiting one answer Deny. */
-	denyToken(token: string): number {
-		return this.#end(token, w => w.resolve(DENIED), DENIED, false);
-	}
-
-	/** `token` was revoked: its waiting prompts are refused, its shown one is closed. */
-	endToken(token: string): number {
-		const revoked = new QueueRefusal(`token '${token}' was revoked while its approval prompt waited`);
-		return this.#end(token, w => w.reject(revoked), revoked, true);
-	}
-
-	waitingCount(): number {
-		let n = 0;
-		for (const list of this.#waiting.values()) n += list.length;
-		return n;
-	}
-
-	/** Waiting prompts per token, in turn order, and the token whose prompt is on screen. */
-	snapshot(): { shown: string | undefined; waiting: Array<[string, number]> } {
-		return { shown: this.#shown?.token, waiting: [...this.#waiting].map(([t, l]) => [t, l.length]) };
-	}
-
-	#end(token: string, finish: (w: Waiting) => void, shownOutcome: unknown, failed: boolean): number {
-		const list = this.#waiting.get(token) ?? [];
-		this.#waiting.delete(token);
-		for (const w of list) {
-			w.release();
-			finish(w);
-		}
-		const shown = this.#shown;
-		if (shown?.token !== token) return list.length;
-		// The call ends now; the dialog is closed and the slot frees once the UI says it closed.
-		shown.settle(shownOutcome, failed);
-		shown.stop.abort();
-		return list.length + 1;
-	}
-
-	#drop(w: Waiting, err: Error): void {
-		const list = this.#waiting.get(w.token);
-		const i = list?.indexOf(w) ?? -1;
-		if (list === undefined || i < 0) return;
-		list.splice(i, 1);
-		if (list.length === 0) this.#waiting.delete(w.token);
-		w.release();
-		w.reject(err);
-	}
-
-	/** Shows the next prompt, round-robin across tokens, when no remote dialog is open. */
-	#next(): void {
-		if (this.#shown !== undefined) return;
-		const first = this.#waiting.entries().next();
-		if (first.done) return;
-		const [token, list] = first.value;
-		const w = list.shift() as Waiting;
-		if (list.length === 0) this.#waiting.delete(token);
-		w.release();
-		const stop = new AbortController();
-		let done = false;
-		const settle = (value: unknown, failed = false): void => {
-			if (done) return;
-			done = true;
-			if (failed) w.reject(value as Error);
-			else w.resolve(value);
-		};
-		this.#shown = { token, stop, settle };
-		const signal = AbortSignal.any([w.signal, stop.signal]);
-		Promise.resolve()
-			.then(() => w.open(signal))
-			.then(
-				v => settle(v),
-				e => settle(e instanceof Error ? e : new Error(String(e)), true),
-			)
-			.finally(() => {
-				this.#shown = undefined;
-				// Its turn is over: the token goes behind every token that waited meanwhile.
-				const rest = this.#waiting.get(token);
-				if (rest !== undefined) {
-					this.#waiting.delete(token);
-					this.#waiting.set(token, rest);
+/**
+ * The worker's body, shipped as source (`toString`) so the package needs no extra entry file. It must
+ * not refer to anything outside itself. Shared memory: Int32 state at 0, Float64 end offset at 8.
+ */
+function followWorker(): void {
+	const scope = globalThis as unknown as {
+		onmessage: (e: MessageEvent) => void;
+		postMessage: (m: unknown) => void;
+	};
+	scope.onmessage = async (e: MessageEvent) => {
+		const { fd, split, shared, bufferBytes, pollMs } = e.data;
+		try {
+			const fs = await import("node:fs");
+			const state = new Int32Array(shared, 0, 1);
+			const end = new Float64Array(shared, 8, 1);
+			const whole = new Bun.CryptoHasher("sha256");
+			const part = split > 0 ? new Bun.CryptoHasher("sha256") : whole;
+			const buf = new Uint8Array(bufferBytes);
+			let pos = 0;
+			for (;;) {
+				const st = Atomics.load(state, 0);
+				if (st === 2) return scope.postMessage({ cancelled: true });
+				const limit = st === 1 ? (end[0] ?? 0) : fs.fstatSync(fd).size;
+				while (pos < limit) {
+					// Checked per buffer, so a cancel stops a finishing hash too, not only a following one.
+					if (Atomics.load(state, 0) === 2) return scope.postMessage({ cancelled: true });
+					// A read never straddles `split`, so the part's hasher sees exactly [split, end).
+					const stop = pos < split ? Math.min(split, limit) : limit;
+					const n = fs.readSync(fd, buf, 0, Math.min(buf.byteLength, stop - pos), pos);
+					if (n === 0) break;
+					whole.update(buf.subarray(0, n));
+					if (part !== whole && pos >= split) part.update(buf.subarray(0, n));
+					pos += n;
 				}
-				this.#next();
-			});
+				if (st === 1) {
+					if (pos !== limit) return scope.postMessage({ error: "short read" });
+					return scope.postMessage({ whole: whole.digest("hex"), part: part === whole ? null : part.digest("hex") });
+				}
+				Atomics.wait(state, 0, 0, pollMs);
+			}
+		} catch (err) {
+			scope.postMessage({ error: String(err) });
+		}
+	};
+}
+
+let workerUrl: string | undefined;
+let active = 0;
+
+/** Starts hashing `fd` from 0 as it grows (and from `split` apart); null when no worker can start. */
+export function followHash(fd: number, split: number): FollowHash | null {
+	if (active >= MAX_FOLLOWERS) return null;
+	let worker: Worker;
+	try {
+		workerUrl ??= URL.createObjectURL(new Blob([`(${followWorker.toString()})()`], { type: "application/javascript" }));
+		worker = new Worker(workerUrl);
+	} catch {
+		return null;
+	}
+	active++;
+	let released = false;
+	const shared = new SharedArrayBuffer(16);
+	const state = new Int32Array(shared, 0, 1);
+	const reply = new Promise<{ whole?: string; part?: string | null; error?: string; cancelled?: boolean }>(resolve => {
+		worker.onmessage = (e: MessageEvent) => resolve(e.data);
+		worker.onerror = (e: ErrorEvent) => resolve({ error: e.message });
+	});
+	worker.postMessage({ fd, split, shared, bufferBytes: HASH_BUFFER_BYTES, pollMs: POLL_MS });
+	const signal = (to: number) => {
+		Atomics.store(state, 0, to);
+		Atomics.notify(state, 0);
+	};
+	const settle = async <T>(p: Promise<T>): Promise<T> => {
+		try {
+			return await p;
+		} finally {
+			if (!released) {
+				released = true;
+				worker.terminate();
+				active--;
+			}
+		}
+	};
+	return {
+		finish: end => {
+			new Float64Array(shared, 8, 1)[0] = end;
+			signal(FINISH);
+			return settle(reply.then(r => (r.whole === undefined ? null : { whole: r.whole, part: r.part ?? r.whole })));
+		},
+		cancel: () => {
+			signal(CANCEL);
+			const timeout = new Promise<void>(r => setTimeout(r, CANCEL_WAIT_MS).unref?.());
+			return settle(Promise.race([reply.then(() => {}), timeout]));
+		},
+	};
+}
+
+/**
+ * The digests of [0, end) and [split, end) read back through one reused buffer, on the main thread. It
+ * yields to the event loop between buffers, so other calls (and their heartbeats) go on meanwhile, and
+ * stops there once `signal` aborts (then it throws).
+ * @internal
+ */
+export async function hashRanges(fd: number, split: number, end: number, signal?: AbortSignal): Promise<Digests> {
+	const whole = new Bun.CryptoHasher("sha256");
+	const part = split > 0 ? new Bun.CryptoHasher("sha256") : whole;
+	const buf = new Uint8Array(Math.min(HASH_BUFFER_BYTES, Math.max(end, 1)));
+	for (let pos = 0; pos < end; ) {
+		const stop = pos < split ? Math.min(split, end) : end;
+		const n = readSync(fd, buf, 0, Math.min(buf.byteLength, stop - pos), pos);
+		if (n === 0) break;
+		whole.update(buf.subarray(0, n));
+		if (part !== whole && pos >= split) part.update(buf.subarray(0, n));
+		pos += n;
+		await new Promise(r => setImmediate(r));
+		signal?.throwIfAborted();
+	}
+	const w = whole.digest("hex");
+	return { whole: w, part: part === whole ? w : part.digest("hex") };
+}
+
+/**
+ * The digests of a file that no longer grows, on `worker` (one that followed the writer, or a new one when
+ * the file is large and a worker is free), else on the main thread; null once `gone` aborts: the hash
+ * stops there, nobody is left to read it (contract §19).
+ */
+export async function digestsWhile(
+	fd: number,
+	split: number,
+	end: number,
+	worker: FollowHash | null,
+	gone: AbortSignal,
+): Promise<Digests | null> {
+	if (gone.aborted) {
+		await worker?.cancel();
+		return null;
+	}
+	const hasher = worker ?? (end < FOLLOW_MIN_BYTES ? null : followHash(fd, split));
+	if (hasher !== null) {
+		const cancel = () => void hasher.cancel();
+		gone.addEventListener("abort", cancel, { once: true });
+		try {
+			const got = await hasher.finish(end);
+			if (got !== null || gone.aborted) return gone.aborted ? null : got;
+		} finally {
+			gone.removeEventListener("abort", cancel);
+		}
+	}
+	try {
+		return await hashRanges(fd, split, end, gone);
+	} catch (err) {
+		if (gone.aborted) return null;
+		throw err;
 	}
 }
 
-const fullText = (token: string, n: number): string =>
-	`approval queue full: token '${token}' already has ${n} prompts waiting for the host's approver (the bound per ` +
-	"token); this call did not run and was not denied: retry when one is answered";
-const allFullText = (): string =>
-	`approval queue full: ${MAX_WAITING} prompts wait for the host's approver; this call did not run and was not denied`;
-const lateText = (ms: number): string =>
-	`no turn at the host's approver within ${Math.round(ms / 1000)} s (other prompts were ahead); ` +
-	"this call did not run and was not denied";
-
-const QUEUE_KEY = Symbol.for("pi-a2a-ext.prompt-queue");
-
-/** The process's queue: every binding's wrapper and the `/a2a` command reach the same one. */
-export function processPromptQueue(): PromptQueue {
-	const g = globalThis as Record<symbol, PromptQueue | undefined>;
-	g[QUEUE_KEY] ??= new PromptQueue();
-	return g[QUEUE_KEY];
+/**
+ * The whole file's SHA-256 for a download, stopped as soon as `stop` aborts (then null): on a worker when
+ * large and one is free, else on the main thread between other work.
+ */
+export async function hashWhole(fd: number, end: number, stop: AbortSignal): Promise<string | null> {
+	if (stop.aborted) return null;
+	const worker = end < FOLLOW_MIN_BYTES ? null : followHash(fd, 0);
+	if (worker !== null) {
+		const cancel = () => void worker.cancel();
+		stop.addEventListener("abort", cancel, { once: true });
+		try {
+			const got = await worker.finish(end);
+			if (got !== null || stop.aborted) return got?.whole ?? null;
+		} finally {
+			stop.removeEventListener("abort", cancel);
+		}
+	}
+	try {
+		return (await hashRanges(fd, 0, end, stop)).whole;
+	} catch (err) {
+		if (stop.aborted) return null;
+		throw err;
+	}
 }
