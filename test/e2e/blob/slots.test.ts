@@ -5,7 +5,16 @@
  * saves it under that name). Every wait is bounded.
  */
 import { describe, expect, test } from "bun:test";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import {
+	closeSync,
+	mkdtempSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	truncateSync,
+	writeFileSync,
+	writeSync,
+} from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +23,13 @@ import { type Host, useSharedHost } from "../../helpers/host.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const BOUND = AbortSignal.timeout.bind(AbortSignal);
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+	const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+	const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+	return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 /** 120 more live tokens: a token's share of the 256 download slots is 2 (3 with the pool), so ghosts show. */
 const CROWD = Array.from({ length: 120 }, (_, i) => ({ name: `crowd${i}`, token: `${crypto.randomUUID()}${i}` }));
 
@@ -134,6 +150,44 @@ describe("/blob download slots (issue 38)", () => {
 			.map(r => r.error);
 		expect(errors).toContain("its token was revoked or rotated while the file was hashed");
 	}, 90_000);
+
+	test("finding 9: an upload's digest stops when its client leaves: the audit says so, the host's CPU goes quiet (/proc)", async () => {
+		// A host just started is still busy for a while: wait until it is quiet (0.1 s of CPU over 1 s).
+		await waitFor(
+			"a quiet host",
+			async () => {
+				const c0 = cpuSeconds(host.proc.pid);
+				await Bun.sleep(1000);
+				return cpuSeconds(host.proc.pid) - c0 < 0.1;
+			},
+			{ timeoutMs: 30_000 },
+		);
+		// One byte appended to a sparse 16 GiB file: the reply's whole-file sha256 means hashing 16 GiB (seconds).
+		const file = join(host.home, "sparse-append.img");
+		writeFileSync(file, "");
+		const size = 16 * 1024 * 1024 * 1024;
+		truncateSync(file, size);
+		const sock = connect(host.port, "127.0.0.1");
+		sock.on("error", () => {});
+		sock.write(
+			`POST /blob?path=${encodeURIComponent(file)}&offset=${size} HTTP/1.1\r\n` +
+				`Host: 127.0.0.1:${host.port}\r\nAuthorization: Bearer ${host.token}\r\nContent-Length: 1\r\n\r\nx`,
+		);
+		await Bun.sleep(400);
+		sock.destroy();
+		// Measured from just after the client left: a hash running on would burn seconds of CPU here.
+		await Bun.sleep(500);
+		const cpu0 = cpuSeconds(host.proc.pid);
+		await Bun.sleep(2000);
+		expect(cpuSeconds(host.proc.pid) - cpu0).toBeLessThan(0.2);
+		const writes = () =>
+			auditRecords<{ tool: string; args: string; error?: string }>(
+				host,
+				r => r.tool === "blob:write" && String(r.args).includes("sparse-append.img"),
+			);
+		await waitFor("the upload's record", () => writes().length > 0, { timeoutMs: 30_000 });
+		expect(writes()[0]?.error).toBe("client disconnected while the upload was hashed");
+	}, 60_000);
 
 	test("finding 9: Content-Disposition names the file; curl -OJ saves it under that name, a hostile name stays one header", async () => {
 		const name = "firmware-1.2.bin";
