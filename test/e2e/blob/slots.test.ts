@@ -1,8 +1,9 @@
 /**
  * Download slots against the real host (issue 38 findings 5, 8 and 9; contract §19): a slot is free when
  * its response ends (300 downloads in a row, none refused), revoking a token cuts its slow download (a raw
- * socket's byte count and the audit line) and its digest wait, and a download names its file (`curl -OJ`
- * saves it under that name). Every wait is bounded.
+ * socket's byte count and the audit line) and its digest wait, an upload's digest stops when its client
+ * leaves (/proc CPU), and a download names its file (`curl -OJ` saves it under that name). Every wait is
+ * bounded.
  */
 import { describe, expect, test } from "bun:test";
 import {
