@@ -1,6 +1,6 @@
 /** What the `/blob` handlers share: the per-request audit note, refusal and connection, and small fs helpers. */
 import { type Stats, statSync } from "node:fs";
-import type { Connection } from "../core/types.ts";
+import type { Connection, SlotKind, Taken } from "../core/types.ts";
 import type { DigestCache } from "./digest-cache.ts";
 import type { HashJobs } from "./hash-jobs.ts";
 import type { BlobCode } from "./parse.ts";
@@ -26,9 +26,12 @@ export interface Ctx {
 	digests: DigestCache;
 	/** Whole-file hashes running for downloads, shared per file version (blob/hash-jobs.ts). */
 	hashes: HashJobs;
-	/** The caller's token name, and its share of a bound of `total` slots (contract §16, §19). */
+	/** The caller's token name, a slot of the one registry of what tokens hold, and how many tokens are live. */
 	token: string;
-	shareOf(total: number): number;
+	take(kind: SlotKind, onEnd?: (reason: string) => void): Taken;
+	liveTokens(): number;
+	/** The 401 a caller whose secret ended gets (contract §16). */
+	recheck(): Response | undefined;
 	/** The request's connection: its idle timer is off while a body streams; a stalled one is closed. */
 	conn: Connection;
 	/** Aborts when the caller's secret is revoked or rotated away: a running upload stops taking bytes. */
@@ -44,4 +47,11 @@ export function statOrNull(path: string): Stats | null {
 		if (errno(err) === "ENOENT" || errno(err) === "ENOTDIR") return null;
 		throw err;
 	}
+}
+
+/** What a caller whose secret ended before it took its slot gets: one audit record, and the 401 of contract §16. */
+export function endedBefore(ctx: Ctx, path: string, offset: number | null): Response {
+	const why = "token revoked or rotated";
+	ctx.note(path, offset, 0, why);
+	return ctx.recheck() ?? ctx.refuse(path, offset, "client_disconnected", why);
 }

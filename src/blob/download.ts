@@ -8,42 +8,43 @@
  * sha-256=…` adds `Repr-Digest` of the whole file, hashed before the headers go out (blob/hash.ts). Each
  * answer carries a strong `ETag`; a `Range` with an `If-Range` that is not it gets the whole file.
  */
-import { closeSync, existsSync, readSync } from "node:fs";
-import { TokenSlots } from "../core/route-kit.ts";
+import { closeSync, existsSync } from "node:fs";
 import type { Connection } from "../core/types.ts";
 import { holding } from "./conn.ts";
-import type { Ctx } from "./context.ts";
+import { type Ctx, endedBefore } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
 import { contentKey, entityTag } from "./digest-cache.ts";
-import { type HashWait, MAX_HASH_JOBS } from "./hash-jobs.ts";
-import { MAX_DOWNLOADS_IN_FLIGHT, parseRange, rangeApplies } from "./parse.ts";
+import { contentDisposition } from "./disposition.ts";
+import type { HashWait } from "./hash-jobs.ts";
+import { parseRange, rangeApplies } from "./parse.ts";
 import { stagedSize } from "./staged.ts";
+import { streamFd } from "./stream-fd.ts";
 import { openTarget, replaceTarget } from "./target.ts";
 
-const READ_BYTES = 256 * 1024;
 const SWEEP_MS = 100;
 const FD_DIR = "/proc/self/fd";
 
 /**
- * Download slots (MAX_DOWNLOADS_IN_FLIGHT, each token at most its share: the route kit's TokenSlots) and the
- * descriptors Bun is still sending from: a slot is held from the request's start until its descriptor is
- * closed, once Bun is done with the response.
+ * The descriptors Bun is still sending from, each with its download slot (taken from the registry of what
+ * tokens hold, core/holdings.ts). Bun tells when it is done with a response only when asked (`conn.sent()`),
+ * so every take of a download slot asks first (`settle`): a response that ended has freed its slot before
+ * anything is counted, and a refusal names the downloads really in progress. A timer closes the rest.
  */
 export class Sending {
 	readonly #open = new Map<number, { conn: Connection; release: () => void }>();
-	readonly slots = new TokenSlots(MAX_DOWNLOADS_IN_FLIGHT, "downloads");
 	#timer: ReturnType<typeof setInterval> | null = null;
 
 	/** Takes `fd` (and its slot) to close after the response; false when Bun cannot tell this request's end. */
 	track(conn: Connection, fd: number, release: () => void): boolean {
 		if (conn.sent() !== false || !existsSync(FD_DIR)) return false;
 		this.#open.set(fd, { conn, release });
-		this.#timer ??= setInterval(() => this.#sweep(), SWEEP_MS);
+		this.#timer ??= setInterval(() => this.settle(), SWEEP_MS);
 		this.#timer.unref?.();
 		return true;
 	}
 
-	#sweep(): void {
+	/** Closes the descriptor and frees the slot of every response Bun is done with. */
+	settle(): void {
 		for (const [fd, { conn, release }] of this.#open) {
 			if (conn.sent() === false) continue;
 			this.#open.delete(fd);
@@ -63,11 +64,20 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	const { refuse } = ctx;
 	const want = wantsSha256(req.headers.get("want-repr-digest"));
 	if (!want.ok) return refuse(path, null, want.code, want.message);
-	const release = sending.slots.take(ctx.token, ctx);
-	if (typeof release === "string") return refuse(path, null, "too_many_downloads", `${release}; retry later`);
+	sending.settle();
+	// Revoking the token cuts the connection (a response Bun sends natively stops within its timer's tick), audited.
+	const taken = ctx.take("downloads", reason => {
+		ctx.conn.closeSoon();
+		ctx.note(path, null, 0, `${reason}: this download was cut`);
+	});
+	if (!taken.ok) {
+		if (taken.revoked) return endedBefore(ctx, path, null);
+		return refuse(path, null, "too_many_downloads", `${taken.why}; retry later`);
+	}
+	const { release } = taken.slot;
 	let handed = false;
 	try {
-		const answer = await serve(req, path, want.value, ctx, sending, release);
+		const answer = await serve(req, path, want.value, { ...ctx, ended: taken.slot.ended }, sending, release);
 		handed = answer.handed;
 		return answer.response;
 	} finally {
@@ -109,6 +119,7 @@ async function serve(
 		"content-type": OCTETS,
 		"content-length": String(length),
 		"accept-ranges": "bytes",
+		"content-disposition": contentDisposition(path),
 		etag,
 		...stagedHeader,
 	};
@@ -132,7 +143,7 @@ async function serve(
 		const file = Bun.file(`${FD_DIR}/${fd}`).slice(start, end + 1, OCTETS);
 		return { response: new Response(file, { status, headers }), handed: true };
 	}
-	const stream = streamFd(fd, start, end + 1, release);
+	const stream = streamFd(fd, start, end + 1, release, ctx.ended);
 	return { response: new Response(stream, { status, headers }), handed: true };
 }
 
@@ -151,16 +162,24 @@ async function wholeDigest(
 ): Promise<string | Response> {
 	const known = ctx.digests.recall(key);
 	if (known !== undefined) return known;
+	// The wait is a slot of its own: revoking the token leaves it (and the hash stops when nobody waits).
+	const taken = ctx.take("digests");
+	if (!taken.ok) return endedBefore(ctx, path, null);
 	let got: HashWait;
 	try {
-		const share = ctx.shareOf(MAX_HASH_JOBS);
-		got = await holding(ctx.conn, () => ctx.hashes.wait(fd, key, size, ctx.token, share, req.signal));
+		const leave = AbortSignal.any([req.signal, taken.slot.ended]);
+		const live = ctx.liveTokens();
+		got = await holding(ctx.conn, () => ctx.hashes.wait(fd, key, size, ctx.token, live, leave));
 	} catch (err) {
 		return ctx.refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
+	} finally {
+		taken.slot.release();
 	}
 	if (!got.ok) return ctx.refuse(path, null, "too_many_downloads", `${got.why}; retry later`);
-	if (got.hex === null)
-		return ctx.refuse(path, null, "client_disconnected", "client disconnected while the file was hashed");
+	if (got.hex === null) {
+		const why = taken.slot.ended.aborted ? "its token was revoked or rotated" : "client disconnected";
+		return ctx.refuse(path, null, "client_disconnected", `${why} while the file was hashed`);
+	}
 	if (contentKey(fd) === key) ctx.digests.remember(key, got.hex);
 	return got.hex;
 }
@@ -180,51 +199,16 @@ function servePseudo(
 		const headers = { "content-type": OCTETS, "transfer-encoding": "chunked" };
 		return { response: new Response(null, { status: 200, headers }), handed: false };
 	}
-	const body = streamFd(fd, 0, null, bytes => {
-		ctx.note(path, 0, bytes);
-		release();
-	});
-	return { response: new Response(body, { status: 200, headers: { "content-type": OCTETS } }), handed: true };
-}
-
-/**
- * Reads `fd` from `start` to `end` (null: to EOF or the first read that would block) and closes it;
- * `done` gets the byte count. A file that ends before `end` errors the stream: the reader sees a short
- * body, never a padded one.
- */
-function streamFd(
-	fd: number,
-	start: number,
-	end: number | null,
-	done: (bytes: number) => void,
-): ReadableStream<Uint8Array> {
-	let pos = start;
-	let open = true;
-	const finish = () => {
-		if (!open) return;
-		open = false;
-		closeSync(fd);
-		done(pos - start);
-	};
-	return new ReadableStream<Uint8Array>({
-		pull(c) {
-			const want = end === null ? READ_BYTES : Math.min(READ_BYTES, end - pos);
-			const buf = new Uint8Array(want);
-			let n = 0;
-			try {
-				n = readSync(fd, buf, 0, want, end === null ? null : pos);
-			} catch {
-				// EAGAIN (nothing more without waiting) or a read error: end what was sent.
-			}
-			if (n > 0) {
-				pos += n;
-				c.enqueue(buf.subarray(0, n));
-				if (end === null || pos < end) return;
-			}
-			finish();
-			if (end !== null && pos < end) c.error(new Error(`the file ended at ${pos} bytes, before ${end}`));
-			else c.close();
+	const body = streamFd(
+		fd,
+		0,
+		null,
+		bytes => {
+			ctx.note(path, 0, bytes);
+			release();
 		},
-		cancel: finish,
-	});
+		ctx.ended,
+	);
+	const headers = { "content-type": OCTETS, "content-disposition": contentDisposition(path) };
+	return { response: new Response(body, { status: 200, headers }), handed: true };
 }

@@ -1,10 +1,12 @@
 /**
  * Whole-file hashes for `Want-Repr-Digest` (contract §19: every slot has a share). One job per file
  * version (the content key), shared by every download waiting on it; a job stops as soon as its last
- * waiter leaves, so a client that goes away stops costing CPU. Each token waits on at most its share of
- * the MAX_HASH_JOBS jobs; joining a job already running costs nothing and is always allowed.
+ * waiter leaves, so a client that goes away stops costing CPU. Starting a job follows the share rule of every
+ * slot (core/holdings.ts `shareRule`) over the MAX_HASH_JOBS jobs, counting the jobs each token waits on;
+ * joining a job already running costs nothing and is always allowed.
  */
 import { closeSync, constants, openSync } from "node:fs";
+import { shareOf, shareRule } from "../core/holdings.ts";
 import { hashWhole } from "./hash.ts";
 
 /** Jobs at once, all tokens together (hashing is about as much CPU as a transfer). @internal */
@@ -22,7 +24,7 @@ export type HashWait = { ok: true; hex: string | null } | { ok: false; why: stri
 export class HashJobs {
 	readonly #jobs = new Map<string, Job>();
 
-	/** How many jobs `token` waits on now. @internal */
+	/** How many jobs `token` waits on now. */
 	jobsOf(token: string): number {
 		let n = 0;
 		for (const job of this.#jobs.values()) if (job.waiters.has(token)) n++;
@@ -30,27 +32,35 @@ export class HashJobs {
 	}
 
 	/**
-	 * The SHA-256 of the file open as `fd` (version `key`, `size` bytes), for `token` whose share is `share`
-	 * jobs. `hex` is null when `leave` aborted first (the caller is gone); `ok: false` says which bound is full.
+	 * The SHA-256 of the file open as `fd` (version `key`, `size` bytes), for `token`, one of `live` tokens.
+	 * `hex` is null when `leave` aborted first (the caller is gone); `ok: false` says which bound is full.
 	 */
 	async wait(
 		fd: number,
 		key: string,
 		size: number,
 		token: string,
-		share: number,
+		live: number,
 		leave: AbortSignal,
 	): Promise<HashWait> {
 		let job = this.#jobs.get(key);
 		if (job === undefined) {
-			const mine = this.jobsOf(token);
-			if (mine >= share) return { ok: false, why: `this token's ${share} file hashes (Want-Repr-Digest) are running` };
-			if (this.#jobs.size >= MAX_HASH_JOBS) {
-				return { ok: false, why: `${MAX_HASH_JOBS} file hashes (Want-Repr-Digest) are running` };
-			}
+			const why = shareRule("file hashes (Want-Repr-Digest)", MAX_HASH_JOBS, live, this.#usage(token, live));
+			if (why !== null) return { ok: false, why };
 			job = this.#start(fd, key, size);
 		}
 		return { ok: true, hex: await this.#join(key, job, token, leave) };
+	}
+
+	/** The share rule's counts: the jobs `token` waits on, all jobs, and the pool's part in use. */
+	#usage(token: string, live: number): { mine: number; used: number; poolUsed: number } {
+		const { each } = shareOf(MAX_HASH_JOBS, live);
+		const perToken = new Map<string, number>();
+		for (const job of this.#jobs.values())
+			for (const t of job.waiters.keys()) perToken.set(t, (perToken.get(t) ?? 0) + 1);
+		let poolUsed = 0;
+		for (const n of perToken.values()) poolUsed += Math.max(0, n - each);
+		return { mine: this.jobsOf(token), used: this.#jobs.size, poolUsed };
 	}
 
 	#start(fd: number, key: string, size: number): Job {

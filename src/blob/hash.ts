@@ -154,10 +154,39 @@ export async function hashRanges(fd: number, split: number, end: number, signal?
 	return { whole: w, part: part === whole ? w : part.digest("hex") };
 }
 
-/** The digests of a file that no longer grows: on the worker when it is large and one is free. */
-export async function digestsOf(fd: number, split: number, end: number): Promise<Digests> {
-	const worker = end < FOLLOW_MIN_BYTES ? null : followHash(fd, split);
-	return (await worker?.finish(end)) ?? hashRanges(fd, split, end);
+/**
+ * The digests of a file that no longer grows, on `worker` (one that followed the writer, or a new one when
+ * the file is large and a worker is free), else on the main thread; null once `gone` aborts: the hash
+ * stops there, nobody is left to read it (contract §19).
+ */
+export async function digestsWhile(
+	fd: number,
+	split: number,
+	end: number,
+	worker: FollowHash | null,
+	gone: AbortSignal,
+): Promise<Digests | null> {
+	if (gone.aborted) {
+		await worker?.cancel();
+		return null;
+	}
+	const hasher = worker ?? (end < FOLLOW_MIN_BYTES ? null : followHash(fd, split));
+	if (hasher !== null) {
+		const cancel = () => void hasher.cancel();
+		gone.addEventListener("abort", cancel, { once: true });
+		try {
+			const got = await hasher.finish(end);
+			if (got !== null || gone.aborted) return gone.aborted ? null : got;
+		} finally {
+			gone.removeEventListener("abort", cancel);
+		}
+	}
+	try {
+		return await hashRanges(fd, split, end, gone);
+	} catch (err) {
+		if (gone.aborted) return null;
+		throw err;
+	}
 }
 
 /**

@@ -92,7 +92,8 @@ export function resolveBlobPath(raw: string, base: { home: string; cwd: string }
 
 /**
  * A single `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of `size` bytes (RFC 9110 §14).
- * No header, or another unit, → whole file (`null`); malformed, multiple or out-of-range → 416.
+ * No header, another unit or several ranges → whole file (`null`: RFC 9110 §14.2 lets a server ignore
+ * `Range`, and one range is all this route serves); malformed or out-of-range → 416.
  */
 export function parseRange(header: string | null, size: number): BlobParsed<ByteRange | null> {
 	if (header === null) return { ok: true, value: null };
@@ -101,7 +102,7 @@ export function parseRange(header: string | null, size: number): BlobParsed<Byte
 	if (header.slice(0, eq).trim().toLowerCase() !== "bytes") return { ok: true, value: null };
 	const spec = header.slice(eq + 1).trim();
 	const unsatisfiable = (why: string) => fail("range_not_satisfiable", `Range '${header}' ${why} (size ${size})`);
-	if (spec.includes(",")) return unsatisfiable("asks for several ranges; only one is served");
+	if (spec.includes(",")) return { ok: true, value: null };
 	const dash = spec.indexOf("-");
 	const first = spec.slice(0, dash).trim();
 	const last = spec.slice(dash + 1).trim();

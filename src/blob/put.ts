@@ -126,7 +126,7 @@ async function receive(
 		ctx.note(path, at, 0, message);
 		return blobError("file_changed", message);
 	}
-	const got = await digestsAfter(file.fd, at, w);
+	const got = digestsAfter(w);
 	const wrong = digestMismatch(expected, got);
 	if (wrong !== null) {
 		drop(r);

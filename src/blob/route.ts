@@ -9,11 +9,10 @@
  */
 import type { AuditRecord } from "../audit/record.ts";
 import type { BridgeConfig } from "../config/config.ts";
-import { TokenSlots } from "../core/route-kit.ts";
 import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute, RouteContext } from "../core/types.ts";
 import { holding } from "./conn.ts";
-import type { Ctx, Note, Refuse } from "./context.ts";
+import { type Ctx, endedBefore, type Note, type Refuse } from "./context.ts";
 import { parseDigest } from "./digest.ts";
 import { DigestCache } from "./digest-cache.ts";
 import { download, Sending } from "./download.ts";
@@ -25,6 +24,7 @@ import {
 	blobError,
 	blobRefusal,
 	isUpload,
+	MAX_DOWNLOADS_IN_FLIGHT,
 	MAX_UPLOADS_IN_FLIGHT,
 	parseBlobQuery,
 	resolveBlobPath,
@@ -60,10 +60,9 @@ const retryAfter = (ms: number) => ({ "retry-after": String(Math.ceil(ms / 1000)
 const budgetSpent = (ms: number): string =>
 	`this token's audit budget is spent: its /blob requests are refused for about ${Math.ceil(ms / 1000)} s`;
 
-/** What every request of one route shares: the locks, slots, digest cache and running hashes. */
+/** What every request of one route shares: the locks, the responses being sent, digest cache and running hashes. */
 interface Shared {
 	locks: FileLocks;
-	uploads: TokenSlots;
 	sending: Sending;
 	digests: DigestCache;
 	hashes: HashJobs;
@@ -73,13 +72,13 @@ interface Shared {
 export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraRoute {
 	const shared: Shared = {
 		locks,
-		uploads: new TokenSlots(MAX_UPLOADS_IN_FLIGHT, "uploads"),
 		sending: new Sending(),
 		digests: new DigestCache(),
 		hashes: new HashJobs(),
 	};
 	return {
 		methods: BLOB_METHODS,
+		bounds: { uploads: MAX_UPLOADS_IN_FLIGHT, downloads: MAX_DOWNLOADS_IN_FLIGHT },
 		handle: async (req, route) => {
 			const ctx = requestCtx(req, route, deps, shared);
 			const params = requestTarget(req.url).searchParams;
@@ -124,7 +123,9 @@ function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: S
 		digests: shared.digests,
 		hashes: shared.hashes,
 		token: route.tokenName,
-		shareOf: route.shareOf,
+		take: route.take,
+		liveTokens: route.liveTokens,
+		recheck: route.recheck,
 		conn: route.conn,
 		...(route.ended ? { ended: route.ended } : {}),
 		stallMs: deps.stallMs ?? BLOB_STALL_MS,
@@ -151,13 +152,18 @@ async function upload(
 	if (req.method === "POST" && (req.body === null || req.headers.get("content-length") === "0")) {
 		return refuse(path, offset, "empty_body", EMPTY_BODY);
 	}
-	const release = shared.uploads.take(ctx.token, ctx);
-	if (typeof release === "string") return refuse(path, offset, "too_many_uploads", `${release}; retry later`);
+	// Revoking the token cuts the connection; the body writer sees the slot's signal and stops taking bytes.
+	const taken = ctx.take("uploads", () => ctx.conn.closeSoon());
+	if (!taken.ok) {
+		if (taken.revoked) return endedBefore(ctx, path, offset);
+		return refuse(path, offset, "too_many_uploads", `${taken.why}; retry later`);
+	}
 	try {
 		const expected = { whole: whole.value, part: part.value };
 		const write = req.method === "PUT" ? put : post;
-		return await holding(ctx.conn, () => write(req, path, offset, expected, ctx, shared.locks));
+		const held: Ctx = { ...ctx, ended: taken.slot.ended };
+		return await holding(ctx.conn, () => write(req, path, offset, expected, held, shared.locks));
 	} finally {
-		release();
+		taken.slot.release();
 	}
 }

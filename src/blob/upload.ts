@@ -6,7 +6,7 @@
 import { fdatasync, fstatSync } from "node:fs";
 import { errorText } from "../text/error-text.ts";
 import { type Ctx, errno } from "./context.ts";
-import { type Digests, digestsOf, FOLLOW_MIN_BYTES, followHash } from "./hash.ts";
+import { type Digests, digestsWhile, FOLLOW_MIN_BYTES, followHash } from "./hash.ts";
 import { blobError, json } from "./parse.ts";
 import { watchStall } from "./stall.ts";
 
@@ -27,7 +27,7 @@ export interface Written {
 	landed: number;
 	/** How much this request wrote, as Bun counted it (-1 when the pipe broke). */
 	wrote: number;
-	/** Set when hashed on the way in. */
+	/** The digests of the file and of this request's bytes, for a body that came in whole (`stop` null). */
 	digests?: Digests;
 }
 
@@ -83,13 +83,16 @@ export async function pipeBody(
 	// stops the upload as one cut mid-body does; nothing of it is installed.
 	if (stop === null && ended?.aborted) stop = { code: "client_disconnected", why: "token revoked or rotated" };
 	const landed = fstatSync(fd).size - at;
-	if (follower === null) return { stop, landed, wrote };
 	if (stop !== null || wrote !== landed) {
-		await follower.cancel();
+		await follower?.cancel();
 		return { stop, landed, wrote };
 	}
-	const digests = await follower.finish(at + landed);
-	return digests === null ? { stop, landed, wrote } : { stop, landed, wrote, digests };
+	// The digest runs only while its client is there (contract §19): one that leaves, or is revoked, stops it.
+	const gone = ended ? AbortSignal.any([req.signal, ended]) : req.signal;
+	const digests = await digestsWhile(fd, at, at + landed, follower, gone);
+	if (digests !== null) return { stop, landed, wrote, digests };
+	const why = ended?.aborted ? "token revoked or rotated" : "client disconnected";
+	return { stop: { code: "client_disconnected", why: `${why} while the upload was hashed` }, landed, wrote };
 }
 
 /** Bytes written since the last flush that start the next one. */
@@ -129,9 +132,11 @@ function flushBehindWriter(fd: number): { stop(): Promise<void> } {
 	};
 }
 
-/** The digests of the file as it stands after a complete body (hashed on the way in, or now). */
-export const digestsAfter = (fd: number, at: number, w: Written): Promise<Digests> =>
-	w.digests ? Promise.resolve(w.digests) : digestsOf(fd, at, at + w.landed);
+/** The digests of the file as it stands after a complete body (pipeBody hashed it, or the hash stopped). */
+export const digestsAfter = (w: Written): Digests => {
+	if (w.digests === undefined) throw new Error("a complete body without its digests");
+	return w.digests;
+};
 
 /** Why the bytes are refused, or null: a digest the caller gave that does not match. */
 export function digestMismatch(expected: Expected, got: Digests): string | null {

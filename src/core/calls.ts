@@ -7,13 +7,12 @@
  */
 import { type AnswerPort, streamOrJson } from "./answers.ts";
 import { type ErrorKind, type RpcId, rpcError, rpcErrorData } from "./errors.ts";
+import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
 import { isRecord } from "./jsonrpc.ts";
 import type { SseTimings } from "./progress.ts";
 import { abort, runCall } from "./run.ts";
-import { fairShare } from "./sessions.ts";
 import type { BridgeDeps, CallerInfo, Connection, InFlightCall } from "./types.ts";
 
-/** @internal */
 export const MAX_CALLS_IN_FLIGHT = 256;
 
 const callKey = (sid: string, id: RpcId): string => `${sid}\u0000${typeof id}:${String(id)}`;
@@ -51,21 +50,14 @@ export class CallTable {
 	readonly #deps: BridgeDeps;
 	readonly #now: () => number;
 	readonly #sse: SseTimings | undefined;
-	readonly #liveTokens: () => number;
+	/** Each call is a slot of the registry of what tokens hold (core/holdings.ts): its share, its revocation. */
+	readonly #holdings: TokenHoldings;
 
-	constructor(deps: BridgeDeps, sse?: SseTimings, liveTokens: () => number = () => 1) {
+	constructor(deps: BridgeDeps, sse?: SseTimings, holdings?: TokenHoldings) {
 		this.#deps = deps;
 		this.#now = deps.now ?? Date.now;
 		this.#sse = sse;
-		this.#liveTokens = liveTokens;
-	}
-
-	/** Contract §16: a token holds at most its share of the slots (stopping calls included). */
-	#overShare(tokenName: string): boolean {
-		const share = fairShare(MAX_CALLS_IN_FLIGHT, this.#liveTokens());
-		let own = 0;
-		for (const c of this.inFlight.values()) if (c.tokenName === tokenName && ++own >= share) return true;
-		return false;
+		this.#holdings = holdings ?? new TokenHoldings({ ...NO_SLOTS, calls: MAX_CALLS_IN_FLIGHT }, () => 1);
 	}
 
 	hasCalls(sid: string): boolean {
@@ -83,11 +75,6 @@ export class CallTable {
 		for (const call of this.inFlight.values()) if (call.sid === sid) abort(call);
 	}
 
-	/** Cancels every call made with the token `name` (revoked or rotated). */
-	cancelToken(name: string): void {
-		for (const call of this.inFlight.values()) if (call.tokenName === name) abort(call);
-	}
-
 	cancelAll(): void {
 		for (const call of this.inFlight.values()) abort(call);
 	}
@@ -100,8 +87,6 @@ export class CallTable {
 		// Without a session, request ids are not unique: each modern call is its own key.
 		const key = caller.sid === null ? `\u0001${callId}` : callKey(caller.sid, id);
 		if (this.inFlight.has(key)) return rpcError("invalid_request", id);
-		const full = this.inFlight.size >= MAX_CALLS_IN_FLIGHT;
-		if (full || this.#overShare(caller.tokenName)) return rpcError("server_busy", id);
 		const audited = {
 			id: callId,
 			sid: caller.sid,
@@ -110,8 +95,14 @@ export class CallTable {
 			tool: name,
 			args,
 		};
+		// Contract §15, §16: a token takes at most its share; a stopping call keeps its slot until the tool stops.
+		const taken = this.#holdings.take("calls", caller, () => abort(call));
+		if (!taken.ok) return rpcError("server_busy", id);
 		const wait = this.#deps.audit?.admit?.(audited) ?? 0;
-		if (wait > 0) return rpcErrorData("audit_budget", id, { retryAfterS: Math.ceil(wait / 1000) });
+		if (wait > 0) {
+			taken.slot.release();
+			return rpcErrorData("audit_budget", id, { retryAfterS: Math.ceil(wait / 1000) });
+		}
 		const call: InFlightCall = {
 			id: callId,
 			sid: caller.sid,
@@ -134,7 +125,8 @@ export class CallTable {
 			backgrounded: port.backgrounded,
 			leave: stillRunning => {
 				this.inFlight.delete(key);
-				if (stillRunning !== null) this.#holdSlot(call, stillRunning);
+				if (stillRunning === null) taken.slot.release();
+				else this.#holdSlot(call, stillRunning, taken.slot.release);
 			},
 		})
 			.then(o => {
@@ -149,10 +141,13 @@ export class CallTable {
 	 * The caller was answered (cancelled) but the tool has not stopped yet: the call keeps counting
 	 * against the cap under a key no request id can reach, until the tool's promise settles.
 	 */
-	#holdSlot(call: InFlightCall, work: Promise<unknown>): void {
+	#holdSlot(call: InFlightCall, work: Promise<unknown>, release: () => void): void {
 		const key = `\u0001stopping:${call.id}`;
 		this.inFlight.set(key, call);
-		const drop = () => this.inFlight.delete(key);
+		const drop = () => {
+			this.inFlight.delete(key);
+			release();
+		};
 		work.then(drop, drop);
 	}
 }

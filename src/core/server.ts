@@ -6,23 +6,41 @@
 import type { Identity } from "../config/auth.ts";
 import { errorDetail } from "../text/error-text.ts";
 import { readMessage } from "./body.ts";
-import { CallTable } from "./calls.ts";
+import { CallTable, MAX_CALLS_IN_FLIGHT } from "./calls.ts";
 import { isClientAbort } from "./client-abort.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { eraOf, MAX_BODY_BYTES, SERVER_NAME, unsupportedData } from "./facts.ts";
 import { Gate, identityEnded, type Route, refuse } from "./gate.ts";
+import { SLOT_KINDS, type SlotBounds, TokenHoldings } from "./holdings.ts";
 import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
-import { fairShare, SessionTable } from "./sessions.ts";
+import { MAX_SESSIONS, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import { TASK_WINDOW_MS } from "./task-wire.ts";
 import { SYSTEM_CLOCK, TaskStore } from "./tasks.ts";
-import type { BridgeDeps, Connection, InFlightCall, ServerOptions } from "./types.ts";
+import type { BridgeDeps, Connection, InFlightCall, ServerOptions, SlotKind } from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
 
+/** Why every slot of a revoked or rotated token ends (a task keeps it as its status message). */
+const TOKEN_ENDED = "its token was revoked or rotated";
+
+/**
+ * The bounds of every slot kind: the core's own, then what each extra route declares; a kind nobody bounds
+ * (tasks and prompts per token, digest jobs per file version) is bounded by its owner.
+ */
+function slotBounds(opts: ServerOptions): SlotBounds {
+	const bounds: Record<SlotKind, number | null> = Object.fromEntries(SLOT_KINDS.map(k => [k, null])) as never;
+	bounds.sessions = MAX_SESSIONS;
+	bounds.calls = MAX_CALLS_IN_FLIGHT;
+	for (const route of Object.values(opts.routes ?? {})) Object.assign(bounds, route.bounds);
+	return bounds;
+}
+
 export class BridgeServer {
+	/** What every token holds, of every kind (contract §19): revocation ends it all here. */
+	readonly holdings: TokenHoldings;
 	readonly sessions: SessionTable;
 	readonly calls: CallTable;
 	readonly tasks: TaskStore;
@@ -37,13 +55,14 @@ export class BridgeServer {
 		this.#opts = opts;
 		const now = deps.now ?? Date.now;
 		this.#gate = new Gate(opts, deps.log);
-		const liveTokens = () => this.#gate.tokens.size;
-		const calls = new CallTable(deps, opts.sse, liveTokens);
+		const holdings = new TokenHoldings(slotBounds(opts), () => this.#gate.tokens.size);
+		this.holdings = holdings;
+		const calls = new CallTable(deps, opts.sse, holdings);
 		this.calls = calls;
-		this.tasks = new TaskStore({ clock: { now, after: SYSTEM_CLOCK.after } });
+		this.tasks = new TaskStore({ clock: { now, after: SYSTEM_CLOCK.after }, holdings });
 		this.sessions = new SessionTable({
 			now,
-			liveTokens,
+			holdings,
 			...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
 			onEnd: sid => calls.cancelSession(sid),
 			isBusy: sid => calls.hasCalls(sid),
@@ -86,26 +105,20 @@ export class BridgeServer {
 	}
 
 	/**
-	 * Adds a token, or replaces its secret (`/a2a rotate`). A replaced token's sessions and calls in
-	 * flight end at once; every other token is untouched.
+	 * Adds a token, or replaces its secret (`/a2a rotate`). Everything a replaced token holds ends at once
+	 * (the registry: sessions, calls, tasks, transfers, digest waits, prompts); every other token is untouched.
 	 */
 	setToken(name: string, secret: string): void {
 		const replacing = this.#gate.tokens.secret(name) !== undefined;
 		this.#gate.tokens.set(name, secret);
-		if (replacing) this.#endToken(name);
+		if (replacing) this.holdings.endToken(name, TOKEN_ENDED);
 	}
 
-	/** Removes a token: refused from the next request on, its sessions and calls in flight ended now. */
+	/** Removes a token: refused from the next request on, everything it holds ended now. */
 	revokeToken(name: string): boolean {
 		const had = this.#gate.tokens.remove(name);
-		this.#endToken(name);
+		this.holdings.endToken(name, TOKEN_ENDED);
 		return had;
-	}
-
-	#endToken(name: string): void {
-		this.tasks.endToken(name, "its token was revoked or rotated");
-		this.sessions.endToken(name);
-		this.calls.cancelToken(name);
 	}
 
 	/** Cancels every call in flight (used on release after the grace period). */
@@ -178,7 +191,8 @@ export class BridgeServer {
 					conn,
 					...(who.ended ? { ended: who.ended } : {}),
 					recheck: () => identityEnded(who, route),
-					shareOf: total => fairShare(total, this.#gate.tokens.size),
+					take: (kind, onEnd) => this.holdings.take(kind, who, onEnd),
+					liveTokens: () => this.#gate.tokens.size,
 				})
 			: notFound();
 	}

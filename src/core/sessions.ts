@@ -1,17 +1,17 @@
 /**
  * MCP sessions, in memory only. Invariants: at most `max` live entries; an entry idle longer than
- * `ttlMs` is gone; a session answers only to the digest of the secret that created it. Fairness
- * (contract §16): a token holds at most its share (`fairShare`); a new session never evicts or ends
- * another token's session nor a busy one: over its share, or in a full table, a token's own least
- * recently seen idle session makes room, else the answer is busy. Map insertion order is the recency list.
+ * `ttlMs` is gone; a session answers only to the digest of the secret that created it. Each session is a
+ * slot of the registry of what tokens hold (core/holdings.ts: its share rule, and revocation ends it).
+ * Fairness (contract §16): a new session never evicts or ends another token's session nor a busy one: over
+ * its share, or in a full table, a token's own least recently seen idle session makes room, else the answer
+ * is busy. Map insertion order is the recency list.
  */
 import { randomUUID } from "node:crypto";
+import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
+import type { Slot } from "./types.ts";
 
 export const MAX_SESSIONS = 64;
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** Each of `live` tokens may hold ⌊total / live⌋ (at least 1): the shares never add up past the total. */
-export const fairShare = (total: number, live: number): number => Math.max(1, Math.floor(total / Math.max(1, live)));
 
 export interface Session {
 	sid: string;
@@ -34,7 +34,9 @@ export interface SessionOptions {
 	onEnd?: (sid: string) => void;
 	/** A session with calls in flight does not idle out and is never evicted. */
 	isBusy?: (sid: string) => boolean;
-	/** How many tokens are live now (each gets an equal share of `max`). */
+	/** The registry the sessions are slots of (bounded there at `max`); a table made alone has its own. */
+	holdings?: TokenHoldings;
+	/** How many tokens are live now, for a table with its own registry. */
 	liveTokens?: () => number;
 }
 
@@ -42,20 +44,20 @@ export type SessionLookup = { ok: true; session: Session } | { ok: false };
 
 export class SessionTable {
 	readonly #byId = new Map<string, Session>();
+	readonly #slots = new Map<string, Slot>();
+	readonly #holdings: TokenHoldings;
 	readonly #now: () => number;
-	readonly #max: number;
 	readonly #ttlMs: number;
 	readonly #onEnd: (sid: string) => void;
 	readonly #isBusy: (sid: string) => boolean;
-	readonly #liveTokens: () => number;
 
 	constructor(opts: SessionOptions = {}) {
 		this.#now = opts.now ?? Date.now;
-		this.#max = opts.max ?? MAX_SESSIONS;
 		this.#ttlMs = opts.ttlMs ?? SESSION_TTL_MS;
 		this.#onEnd = opts.onEnd ?? (() => {});
 		this.#isBusy = opts.isBusy ?? (() => false);
-		this.#liveTokens = opts.liveTokens ?? (() => 1);
+		const bounds = { ...NO_SLOTS, sessions: opts.max ?? MAX_SESSIONS };
+		this.#holdings = opts.holdings ?? new TokenHoldings(bounds, opts.liveTokens ?? (() => 1));
 	}
 
 	get size(): number {
@@ -70,22 +72,27 @@ export class SessionTable {
 		who: { tokenName: string; client: string | null } = { tokenName: "owner", client: null },
 	): Session | null {
 		this.#sweep();
-		const share = fairShare(this.#max, this.#liveTokens());
-		let own = 0;
-		let oldestIdle: string | undefined;
-		for (const [sid, s] of this.#byId) {
-			if (s.tokenName !== who.tokenName) continue;
-			own++;
-			if (oldestIdle === undefined && !this.#isBusy(sid)) oldestIdle = sid;
-		}
-		if (own >= share || this.#byId.size >= this.#max) {
+		const sid = randomUUID();
+		const take = () => this.#holdings.take("sessions", who, () => this.#end(sid));
+		let taken = take();
+		if (!taken.ok) {
+			const oldestIdle = this.#oldestIdle(who.tokenName);
 			if (oldestIdle === undefined) return null;
 			this.#end(oldestIdle);
+			taken = take();
+			if (!taken.ok) return null;
 		}
+		this.#slots.set(sid, taken.slot);
 		const now = this.#now();
-		const session = { sid: randomUUID(), secretDigest, ...who, protocolVersion, createdAt: now, lastSeen: now };
-		this.#byId.set(session.sid, session);
+		const session = { sid, secretDigest, ...who, protocolVersion, createdAt: now, lastSeen: now };
+		this.#byId.set(sid, session);
 		return session;
+	}
+
+	/** The token's least recently seen session with no call in flight. */
+	#oldestIdle(tokenName: string): string | undefined {
+		for (const [sid, s] of this.#byId) if (s.tokenName === tokenName && !this.#isBusy(sid)) return sid;
+		return undefined;
 	}
 
 	/** Finds a live session for this token and refreshes its idle timer. */
@@ -120,18 +127,6 @@ export class SessionTable {
 		return out;
 	}
 
-	/** Ends every session opened with the token `name` (revoked or rotated); the others are untouched. */
-	endToken(name: string): number {
-		let n = 0;
-		for (const [sid, s] of [...this.#byId]) {
-			if (s.tokenName === name) {
-				this.#end(sid);
-				n++;
-			}
-		}
-		return n;
-	}
-
 	delete(sid: string): boolean {
 		if (!this.#byId.has(sid)) return false;
 		this.#end(sid);
@@ -139,7 +134,9 @@ export class SessionTable {
 	}
 
 	#end(sid: string): void {
-		this.#byId.delete(sid);
+		if (!this.#byId.delete(sid)) return;
+		this.#slots.get(sid)?.release();
+		this.#slots.delete(sid);
 		this.#onEnd(sid);
 	}
 

@@ -7,7 +7,8 @@
  * the wire is task-wire.ts; how a call becomes one, and the `tasks/*` methods, task-answer.ts.
  */
 import { errorObject, type RpcErrorObject } from "./errors.ts";
-import type { Clock } from "./types.ts";
+import { NO_SLOTS, type SlotBounds, TokenHoldings } from "./holdings.ts";
+import type { Clock, Slot } from "./types.ts";
 
 const TASK_TTL_MS = 60 * 60 * 1000;
 /** A result that arrives late is still kept this long after it ends (`ttlMs` grows to cover it). */
@@ -71,14 +72,21 @@ export const SYSTEM_CLOCK: Clock = {
 	},
 };
 
+/** A registry of its own for a store made without the server's (unit tests): tasks only, bounded here. */
+const TASKS_ONLY: SlotBounds = { ...NO_SLOTS, tasks: null };
+
 export class TaskStore {
 	readonly #byId = new Map<string, TaskRecord>();
+	/** Each kept task's slot in the registry of what tokens hold (core/holdings.ts): revocation ends it there. */
+	readonly #slots = new Map<string, Slot>();
 	readonly #clock: Clock;
 	readonly #limits: TaskLimits;
+	readonly #holdings: TokenHoldings;
 
-	constructor(opts: { clock?: Clock; limits?: Partial<TaskLimits> } = {}) {
+	constructor(opts: { clock?: Clock; limits?: Partial<TaskLimits>; holdings?: TokenHoldings } = {}) {
 		this.#clock = opts.clock ?? SYSTEM_CLOCK;
 		this.#limits = { ...DEFAULT_LIMITS, ...opts.limits };
+		this.#holdings = opts.holdings ?? new TokenHoldings(TASKS_ONLY, () => 1);
 	}
 
 	/** Runs `fn` once, `ms` from now on the store's clock (a call's window); the returned function cancels it. */
@@ -98,6 +106,10 @@ export class TaskStore {
 			if (oldestDone === undefined) return false;
 			this.#evict(oldestDone, `more than ${this.#limits.maxPerToken} tasks kept for this token`);
 		}
+		// Revoking or rotating the token stops the task and forgets it (contract §17).
+		const taken = this.#holdings.take("tasks", info, reason => this.#forget(taskId, reason));
+		if (!taken.ok) return false;
+		this.#slots.set(taskId, taken.slot);
 		const now = this.#clock.now();
 		const rec: TaskRecord = {
 			...info,
@@ -158,14 +170,17 @@ export class TaskStore {
 		return true;
 	}
 
-	/** The token was revoked or rotated: its running tasks are cancelled and every one of its tasks is forgotten. */
-	endToken(tokenName: string, reason: string): number {
-		const own = this.#tokens(tokenName);
-		for (const t of own) {
-			if (t.status === "working") this.#stop(t, reason);
-			this.#byId.delete(t.taskId);
-		}
-		return own.length;
+	/** A task whose token was revoked or rotated: stopped if it runs, and forgotten. */
+	#forget(taskId: string, reason: string): void {
+		const t = this.#byId.get(taskId);
+		if (t?.status === "working") this.#stop(t, reason);
+		this.#drop(taskId);
+	}
+
+	#drop(taskId: string): void {
+		this.#byId.delete(taskId);
+		this.#slots.get(taskId)?.release();
+		this.#slots.delete(taskId);
 	}
 
 	/** Shutdown: every running task is cancelled like a call. */
@@ -209,13 +224,13 @@ export class TaskStore {
 	/** Evicted tasks are kept as small tombstones, at most `maxPerToken` of them per token. */
 	#trimTombstones(tokenName: string): void {
 		const tombs = this.#tokens(tokenName).filter(t => t.evicted);
-		for (const t of tombs.slice(0, Math.max(0, tombs.length - this.#limits.maxPerToken))) this.#byId.delete(t.taskId);
+		for (const t of tombs.slice(0, Math.max(0, tombs.length - this.#limits.maxPerToken))) this.#drop(t.taskId);
 	}
 
 	#sweep(): void {
 		const now = this.#clock.now();
 		for (const [id, t] of this.#byId) {
-			if (t.status !== "working" && now - t.createdAt > t.ttlMs) this.#byId.delete(id);
+			if (t.status !== "working" && now - t.createdAt > t.ttlMs) this.#drop(id);
 		}
 	}
 }

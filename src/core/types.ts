@@ -3,6 +3,26 @@
  * any module may import them without pulling in the server.
  */
 
+/** Every kind of slot a token can hold (core/holdings.ts: the one registry that hands them out and ends them). */
+export type SlotKind = "sessions" | "calls" | "tasks" | "uploads" | "downloads" | "digests" | "prompts";
+
+/** One slot held: `ended` aborts when its token is revoked or rotated; `release` (idempotent) frees it. */
+export interface Slot {
+	readonly kind: SlotKind;
+	readonly tokenName: string;
+	readonly ended: AbortSignal;
+	release(): void;
+}
+
+/** A slot, or why there is none (`revoked`: the caller's own secret ended, answered like any ended secret). */
+export type Taken = { ok: true; slot: Slot } | { ok: false; why: string; revoked?: true };
+
+/** Who takes a slot: the token's name and, from the request's identity, the signal of its secret ending. */
+export interface Holder {
+	tokenName: string;
+	ended?: AbortSignal;
+}
+
 /** SSE pacing (contract §6.4); overridable in tests. */
 export interface SseTimings {
 	minIntervalMs?: number;
@@ -126,13 +146,20 @@ export interface RouteContext extends CallerInfo {
 	ended?: AbortSignal;
 	/** The identity checked again (contract §16): the 401 a new request would get once the secret is gone. */
 	recheck(): Response | undefined;
-	/** This token's share of a route's `total` slots now (contract §16: no token holds them all). */
-	shareOf(total: number): number;
+	/**
+	 * A slot of `kind` for this caller from the one registry (core/holdings.ts), ended by `onEnd` if its
+	 * token is revoked or rotated; or the sentence saying why there is none (contract §16, §19).
+	 */
+	take(kind: SlotKind, onEnd?: (reason: string) => void): Taken;
+	/** How many tokens are live now (a route that bounds work of its own shares it by `shareRule`). */
+	liveTokens(): number;
 }
 
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
 export interface ExtraRoute {
 	methods: readonly string[];
+	/** The bounds of the slot kinds the route takes (e.g. `/blob`: uploads, downloads). */
+	bounds?: Partial<Record<SlotKind, number>>;
 	handle(req: Request, ctx: RouteContext): Promise<Response>;
 }
 

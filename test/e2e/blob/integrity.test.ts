@@ -566,7 +566,7 @@ describe("/blob integrity (real hosts)", () => {
 			const refused = () =>
 				auditRecords<{ tool: string; token: string; error?: string }>(host)
 					.slice(before)
-					.filter(r => r.token === "owner" && r.error?.includes("file hashes (Want-Repr-Digest) are running"));
+					.filter(r => r.token === "owner" && r.error?.includes("file hashes (Want-Repr-Digest) are in progress"));
 			expect(refused().length).toBeGreaterThanOrEqual(48);
 		} finally {
 			for (const a of asks) a.sock.destroy();

@@ -35,9 +35,9 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 		const jobs = new HashJobs();
 		const f = big("a", 4 * MIB);
 		const waits = [
-			jobs.wait(f.fd, f.key, f.size, "a", 1, stays()),
-			jobs.wait(f.fd, f.key, f.size, "a", 1, stays()),
-			jobs.wait(f.fd, f.key, f.size, "b", 1, stays()),
+			jobs.wait(f.fd, f.key, f.size, "a", MAX_HASH_JOBS, stays()),
+			jobs.wait(f.fd, f.key, f.size, "a", MAX_HASH_JOBS, stays()),
+			jobs.wait(f.fd, f.key, f.size, "b", MAX_HASH_JOBS, stays()),
 		];
 		// Token a is at its share of 1 job, yet joins the running one; so does b.
 		expect(jobs.jobsOf("a")).toBe(1);
@@ -46,7 +46,7 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 		expect(jobs.jobsOf("a")).toBe(0);
 	});
 
-	test("a token at its share starts no new job; another token still does; the total is bounded", async () => {
+	test("a token at its share starts no new job (2 live tokens: 2 jobs each); another token still does; the total is bounded", async () => {
 		const jobs = new HashJobs();
 		const files = Array.from({ length: MAX_HASH_JOBS + 1 }, (_, i) => big(`f${i}`, 2 * MIB + i));
 		const [f0, f1, f2, f3, f4] = files as [
@@ -60,7 +60,7 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 		const second = jobs.wait(f1.fd, f1.key, f1.size, "a", 2, stays());
 		expect(await jobs.wait(f2.fd, f2.key, f2.size, "a", 2, stays())).toEqual({
 			ok: false,
-			why: "this token's 2 file hashes (Want-Repr-Digest) are running",
+			why: "this token's 2 file hashes (Want-Repr-Digest) are in progress, its share of 4 among 2 tokens",
 		});
 		const other = [
 			jobs.wait(f2.fd, f2.key, f2.size, "b", 2, stays()),
@@ -68,7 +68,7 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 		];
 		expect(await jobs.wait(f4.fd, f4.key, f4.size, "c", 2, stays())).toMatchObject({
 			ok: false,
-			why: expect.stringContaining(`${MAX_HASH_JOBS} file hashes`),
+			why: `all ${MAX_HASH_JOBS} file hashes (Want-Repr-Digest) are in progress`,
 		});
 		for (const w of await Promise.all([first, second, ...other])) expect(w.ok).toBe(true);
 	});
@@ -77,7 +77,7 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 		const jobs = new HashJobs();
 		const f = big("huge", 1024 * MIB);
 		const leave = new AbortController();
-		const pending = jobs.wait(f.fd, f.key, f.size, "a", 1, leave.signal);
+		const pending = jobs.wait(f.fd, f.key, f.size, "a", MAX_HASH_JOBS, leave.signal);
 		await Bun.sleep(50);
 		leave.abort();
 		expect(await pending).toEqual({ ok: true, hex: null });

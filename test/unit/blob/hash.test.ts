@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { digestsOf, followHash, hashRanges, MAX_FOLLOWERS } from "../../../src/blob/hash.ts";
+import { digestsWhile, followHash, hashRanges, MAX_FOLLOWERS } from "../../../src/blob/hash.ts";
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 const chunk = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
@@ -59,7 +59,35 @@ describe("followHash", () => {
 			expect(viaWorker).toEqual(await hashRanges(fd, split, all.byteLength));
 			expect(viaWorker).toEqual({ whole: sha(all), part: sha(all.subarray(split)) });
 		}
-		expect(await digestsOf(fd, 5, all.byteLength)).toEqual({ whole: sha(all), part: sha(all.subarray(5)) });
+		const here = new AbortController().signal;
+		expect(await digestsWhile(fd, 5, all.byteLength, null, here)).toEqual({
+			whole: sha(all),
+			part: sha(all.subarray(5)),
+		});
+		closeSync(fd);
+	});
+
+	test("issue 38: an upload's digest stops once its client is gone: null, on a worker and on the main thread", async () => {
+		const { fd } = open();
+		// A sparse 8 GiB file: hashing it whole takes seconds on any machine; a stopped hash ends far sooner.
+		const end = 8 * 1024 * 1024 * 1024;
+		ftruncateSync(fd, end);
+		const stops = async (worker: ReturnType<typeof followHash>) => {
+			const gone = new AbortController();
+			const started = performance.now();
+			const hashing = digestsWhile(fd, 0, end, worker, gone.signal);
+			await Bun.sleep(20);
+			gone.abort();
+			expect(await hashing).toBeNull();
+			expect(performance.now() - started).toBeLessThan(1500);
+		};
+		await stops(followHash(fd, 0));
+		// Every worker busy: the hash runs on the main thread, and stops there too.
+		const busy = Array.from({ length: MAX_FOLLOWERS }, () => followHash(fd, 0));
+		await stops(null);
+		for (const w of busy) await w?.cancel();
+		// A client already gone starts no hash at all.
+		expect(await digestsWhile(fd, 0, end, null, AbortSignal.abort())).toBeNull();
 		closeSync(fd);
 	});
 

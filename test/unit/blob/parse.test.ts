@@ -86,6 +86,8 @@ describe("parseRange", () => {
 		["bytes=0-99999999999999999999", { start: 0, end: 99 }],
 		["Bytes = 1-2 ", { start: 1, end: 2 }],
 		["items=0-5", null], // another unit is ignored (RFC 9110 §14.2)
+		["bytes=0-1,5-6", null], // several ranges: ignored, the whole file is served (RFC 9110 §14.2)
+		["bytes=0-1, 200-300", null],
 	];
 	for (const [header, want] of ok) {
 		test(`${JSON.stringify(header)} of ${SIZE} -> ${JSON.stringify(want)}`, () => {
@@ -101,7 +103,6 @@ describe("parseRange", () => {
 		["bytes=-", SIZE],
 		["bytes=", SIZE],
 		["bytes=a-b", SIZE],
-		["bytes=0-1,5-6", SIZE],
 		["bytes=+1-2", SIZE],
 		["bytes 0-1", SIZE],
 		["bytes=0-", 0], // an empty file has no satisfiable range

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/record.ts";
 import { BLOB_METHODS } from "../../../src/blob/parse.ts";
 import { createBlobRoute } from "../../../src/blob/route.ts";
+import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
 import { routeCtx } from "../../helpers/route-ctx.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
@@ -171,10 +172,11 @@ describe("createBlobRoute (handle without a socket)", () => {
 	});
 
 	test("issue 20 item 4: a token at its share of uploads -> 503 too_many_uploads; another token still uploads", async () => {
+		const shared = new TokenHoldings({ ...NO_SLOTS, uploads: 4 }, () => 2);
 		const as = (tokenName: string, path: string, body: ReadableStream<Uint8Array> | string) =>
 			route.handle(
 				new Request(`http://127.0.0.1:9/blob?path=${path}`, { method: "POST", body }),
-				routeCtx({ tokenName, shareOf: () => 2 }),
+				routeCtx({ tokenName }, shared),
 			);
 		const one = pushBody();
 		const two = pushBody();
@@ -199,10 +201,11 @@ describe("createBlobRoute (handle without a socket)", () => {
 	});
 
 	test("issue 30 item 4: a token at its share of downloads -> 503 too_many_downloads; another token still downloads", async () => {
+		const shared = new TokenHoldings({ ...NO_SLOTS, downloads: 4 }, () => 2);
 		const size = 2 * 1024 * 1024;
 		writeFileSync(join(dir, "cwd", "d"), "x".repeat(size));
 		const as = (tokenName: string) =>
-			route.handle(new Request("http://127.0.0.1:9/blob?path=d"), routeCtx({ tokenName, shareOf: () => 2 }));
+			route.handle(new Request("http://127.0.0.1:9/blob?path=d"), routeCtx({ tokenName }, shared));
 		// Bodies not read yet: each holds its descriptor and its slot.
 		const held = [await as("a"), await as("a")];
 		const third = await as("a");
@@ -248,11 +251,11 @@ describe("createBlobRoute (handle without a socket)", () => {
 				routeCtx({ ended: revoked.signal }),
 			);
 		const res = await put("kept");
-		expect(res.status).toBe(400);
-		expect(await res.json()).toMatchObject({ code: "client_disconnected" });
+		expect(res.status).toBe(401);
+		expect(await res.json()).toMatchObject({ code: "invalid_token" });
 		expect(readFileSync(join(dir, "cwd", "kept"), "utf8")).toBe("old");
 		expect(audits.at(-1)).toMatchObject({ tool: "blob:write", isError: true, error: "token revoked or rotated" });
-		expect((await put("fresh")).status).toBe(400);
+		expect((await put("fresh")).status).toBe(401);
 		expect(existsSync(join(dir, "cwd", "fresh"))).toBe(false);
 	});
 

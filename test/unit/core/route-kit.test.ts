@@ -1,9 +1,9 @@
 /**
  * The route kit (src/core/route-kit.ts): one envelope for every route refusal, a small body read within its
- * limit and the identity checked once it is in, and per-token slots. Checked on the responses a route sends.
+ * limit and the identity checked once it is in. Checked on the responses a route sends.
  */
 import { describe, expect, test } from "bun:test";
-import { readRouteBody, refusalsOf, TokenSlots } from "../../../src/core/route-kit.ts";
+import { readRouteBody, refusalsOf } from "../../../src/core/route-kit.ts";
 import { routeCtx } from "../../helpers/route-ctx.ts";
 
 const TABLE = { body_too_large: 413, busy: 503 } as const;
@@ -56,23 +56,5 @@ describe("readRouteBody", () => {
 		expect(got.status).toBe(401);
 		expect(got.headers.get("www-authenticate")).toContain('error="invalid_token"');
 		expect(await got.json()).toEqual({ error: "unauthorized", code: "invalid_token" });
-	});
-});
-
-describe("TokenSlots", () => {
-	test("each token stops at its share, all stop at the total; a release (once) frees one", () => {
-		const slots = new TokenSlots(4, "uploads");
-		const half = { shareOf: (t: number) => t / 2 };
-		const a1 = slots.take("a", half);
-		const a2 = slots.take("a", half);
-		expect(slots.take("a", half)).toBe("this token's 2 uploads are in progress");
-		const b = [slots.take("b", half), slots.take("b", half)];
-		expect(b.every(r => typeof r === "function")).toBe(true);
-		expect(slots.take("c", { shareOf: t => t })).toBe("4 uploads are in progress");
-		if (typeof a1 !== "function" || typeof a2 !== "function") throw new Error("no slot");
-		a1();
-		a1();
-		expect(typeof slots.take("a", half)).toBe("function");
-		expect(slots.take("c", { shareOf: t => t })).toBe("4 uploads are in progress");
 	});
 });

@@ -1351,6 +1351,28 @@ describe("BridgeServer named tokens", () => {
 		void ownerCall;
 	});
 
+	test("issue 38: revoke and rotate reach every kind through the server's one registry, prompts included; other tokens keep theirs", () => {
+		const h = named();
+		h.server.setToken("bot", OTHER_TOKEN);
+		const ended: string[] = [];
+		const hold = (tokenName: string, kind: "prompts" | "digests") => {
+			const got = h.server.holdings.take(kind, { tokenName }, reason => ended.push(`${tokenName}:${kind}:${reason}`));
+			if (!got.ok) throw new Error(got.why);
+			return got.slot;
+		};
+		const ciPrompt = hold("ci", "prompts");
+		const botPrompt = hold("bot", "prompts");
+		const ciDigest = hold("ci", "digests");
+		h.server.revokeToken("ci");
+		expect(ended.sort()).toEqual([
+			"ci:digests:its token was revoked or rotated",
+			"ci:prompts:its token was revoked or rotated",
+		]);
+		expect([ciPrompt.ended.aborted, ciDigest.ended.aborted, botPrompt.ended.aborted]).toEqual([true, true, false]);
+		h.server.setToken("bot", `${OTHER_TOKEN}-new`);
+		expect(botPrompt.ended.aborted).toBe(true);
+	});
+
 	test("setToken of a new name adds it without ending anything; of a live name replaces it and ends its sessions", async () => {
 		const h = named();
 		const ci = await init(h, CI);
@@ -1389,7 +1411,8 @@ describe("BridgeServer named tokens", () => {
 				conn: NO_CONNECTION,
 				ended: expect.any(AbortSignal),
 				recheck: expect.any(Function),
-				shareOf: expect.any(Function),
+				take: expect.any(Function),
+				liveTokens: expect.any(Function),
 			},
 			{
 				sid: null,
@@ -1398,7 +1421,8 @@ describe("BridgeServer named tokens", () => {
 				conn: NO_CONNECTION,
 				ended: expect.any(AbortSignal),
 				recheck: expect.any(Function),
-				shareOf: expect.any(Function),
+				take: expect.any(Function),
+				liveTokens: expect.any(Function),
 			},
 		]);
 		// The route's identity check: nothing while the secret is live, the pipeline's 401 once it is revoked.

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { fairShare, MAX_SESSIONS, SESSION_TTL_MS, type Session, SessionTable } from "../../../src/core/sessions.ts";
+import { shareOf } from "../../../src/core/holdings.ts";
+import { MAX_SESSIONS, SESSION_TTL_MS, type Session, SessionTable } from "../../../src/core/sessions.ts";
 
 const FP = "digest-a";
 const HOUR = 60 * 60 * 1000;
@@ -167,8 +168,11 @@ describe("SessionTable lookup", () => {
 describe("SessionTable fairness (contract §16, issue 20 item 4)", () => {
 	const A = { tokenName: "a", client: null };
 	const B = { tokenName: "b", client: null };
-	test("shares: ⌊64 / live tokens⌋, at least 1, never adding up past 64", () => {
-		expect([1, 2, 3, 64, 65, 200].map(n => fairShare(64, n))).toEqual([64, 32, 21, 1, 1, 1]);
+	test("shares: ⌊64 / live tokens⌋ reserved each plus a pool of the rest, adding up to 64 exactly", () => {
+		const lives = [1, 2, 3, 64, 65, 200];
+		expect(lives.map(n => shareOf(64, n).each)).toEqual([64, 32, 21, 1, 0, 0]);
+		expect(lives.map(n => shareOf(64, n).cap)).toEqual([64, 32, 22, 1, 1, 1]);
+		for (const n of lives) expect(shareOf(64, n).each * n + shareOf(64, n).pool).toBe(64);
 	});
 
 	test("one token's initialize flood evicts only its own idle sessions; the other token's stay", () => {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { RunningCall } from "../../../src/core/answers.ts";
+import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
 import { abort, runCall } from "../../../src/core/run.ts";
 import { taskAnswer, taskMethod } from "../../../src/core/task-answer.ts";
 import { declaresTasks, parseTaskParams } from "../../../src/core/task-parse.ts";
@@ -18,7 +19,8 @@ const declared = {
 
 function store(limits = {}) {
 	const clock = manualClock();
-	const tasks = new TaskStore({ clock, limits });
+	const holdings = new TokenHoldings({ ...NO_SLOTS, tasks: null }, () => 2);
+	const tasks = new TaskStore({ clock, limits, holdings });
 	const cancelled: string[] = [];
 	const make = (tokenName: string, id = newTaskId()) => {
 		expect(tasks.create(id, { tokenName, client: "c", tool: "bash", cancel: r => cancelled.push(`${id}:${r}`) })).toBe(
@@ -31,7 +33,7 @@ function store(limits = {}) {
 		const t = tasks.get(tokenName, id);
 		return t === undefined ? undefined : taskWire(t);
 	};
-	return { tasks, view, make, cancelled, advance: (ms: number) => clock.advance(ms) };
+	return { tasks, holdings, view, make, cancelled, advance: (ms: number) => clock.advance(ms) };
 }
 
 const done = (text: string) => ({
@@ -64,12 +66,12 @@ describe("TaskStore: ownership", () => {
 		expect(view("ci", "no-such-id")).toBeUndefined();
 	});
 	test("revoking a token cancels its running tasks and forgets all of them; other tokens are untouched", () => {
-		const { tasks, view, make, cancelled } = store();
+		const { tasks, holdings, view, make, cancelled } = store();
 		const a = make("ci");
 		const b = make("ci");
 		tasks.finish(b, done("ok"));
 		const c = make("owner");
-		expect(tasks.endToken("ci", "revoked")).toBe(2);
+		expect(holdings.endToken("ci", "revoked")).toBe(2);
 		expect(cancelled).toEqual([`${a}:revoked`]);
 		expect(view("ci", a)).toBeUndefined();
 		expect(view("ci", b)).toBeUndefined();
