@@ -7,6 +7,7 @@ import { addToken, revokeToken, rotateToken } from "../config/file.ts";
 import { OWNER } from "../config/tokens.ts";
 import type { BridgeServer } from "../core/server.ts";
 import { errorText } from "../text/error-text.ts";
+import { showSafely } from "../text/show.ts";
 import {
 	type BridgeStatus,
 	mcpJson,
@@ -17,6 +18,7 @@ import {
 	tokensText,
 } from "./commands.ts";
 import type { Notify } from "./notify.ts";
+import { processPromptQueue } from "./prompt-queue.ts";
 
 /** What the command needs of the running endpoint. */
 export interface CommandTarget {
@@ -156,6 +158,18 @@ function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 	}
 }
 
+/** The person at the host denies one token's prompts at once (contract §19); a name with none is said so. */
+function denyQueue(name: string, notify: Notify): void {
+	const n = processPromptQueue().denyToken(name);
+	const who = showSafely(name, 80);
+	notify(
+		n > 0
+			? `A2A bridge: denied ${n} approval prompt(s) of token '${who}' (shown and waiting); other tokens' prompts untouched`
+			: `A2A bridge: token '${who}' has no approval prompt shown or waiting`,
+		"info",
+	);
+}
+
 export async function a2aCommand(
 	r: CommandTarget | null | undefined,
 	takeoverLabel: () => string,
@@ -169,6 +183,7 @@ export async function a2aCommand(
 	if (sub === undefined) return notify(status(r, takeoverLabel()), "info");
 	if (sub === "token") return tokenCommand(r, words.slice(1), notify);
 	if (sub === "tokens" && arg === undefined) return notify(tokensText(perToken(r)), "info");
+	if (sub === "deny-queue" && arg !== undefined && extra.length === 0) return denyQueue(arg, notify);
 	const name = arg ?? OWNER;
 	if (extra.length > 0 || (sub !== "rotate" && sub !== "mcp-json")) {
 		return notify(`A2A bridge: unknown subcommand '${args.trim()}' (${TOKENS_USAGE})`, "error");
