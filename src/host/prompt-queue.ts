@@ -79,11 +79,10 @@ const realClock: Clock = {
 const cancelled = (): Error => new Error("the call was cancelled while its approval prompt waited for its turn");
 
 export class PromptQueue {
-	/** Waiting prompts by token; the map's order is the round-robin order (a served token moves to the end). */
+	/** Waiting prompts by token; the map's order is the round-robin order (a token moves to the end after its turn). */
 	readonly #waiting = new Map<string, Waiting[]>();
-	#shown: { token: string; stop: AbortController; settle(value: unknown): void } | undefined;
+	#shown: { token: string; stop: AbortController; settle(value: unknown, failed?: boolean): void } | undefined;
 	#bounds: QueueBounds;
-	#lastTurn: string | undefined;
 	readonly #clock: Clock;
 
 	constructor(bounds: QueueBounds = DEFAULT_BOUNDS, clock: Clock = realClock) {
@@ -130,13 +129,13 @@ export class PromptQueue {
 
 	/** The person denied `token`'s whole queue: its shown prompt and every waiting one answer Deny. */
 	denyToken(token: string): number {
-		return this.#end(token, w => w.resolve(DENIED), DENIED);
+		return this.#end(token, w => w.resolve(DENIED), DENIED, false);
 	}
 
 	/** `token` was revoked: its waiting prompts are refused, its shown one is closed. */
 	endToken(token: string): number {
 		const revoked = new QueueRefusal(`token '${token}' was revoked while its approval prompt waited`);
-		return this.#end(token, w => w.reject(revoked), revoked);
+		return this.#end(token, w => w.reject(revoked), revoked, true);
 	}
 
 	waitingCount(): number {
@@ -150,7 +149,7 @@ export class PromptQueue {
 		return { shown: this.#shown?.token, waiting: [...this.#waiting].map(([t, l]) => [t, l.length]) };
 	}
 
-	#end(token: string, finish: (w: Waiting) => void, shownOutcome: unknown): number {
+	#end(token: string, finish: (w: Waiting) => void, shownOutcome: unknown, failed: boolean): number {
 		const list = this.#waiting.get(token) ?? [];
 		this.#waiting.delete(token);
 		for (const w of list) {
@@ -160,7 +159,7 @@ export class PromptQueue {
 		const shown = this.#shown;
 		if (shown?.token !== token) return list.length;
 		// The call ends now; the dialog is closed and the slot frees once the UI says it closed.
-		shown.settle(shownOutcome);
+		shown.settle(shownOutcome, failed);
 		shown.stop.abort();
 		return list.length + 1;
 	}
@@ -175,29 +174,14 @@ export class PromptQueue {
 		w.reject(err);
 	}
 
-	/**
-	 * The token whose turn it is: the first in map order (a served token moved to the end), except the one
-	 * served last while another waits, which it can still head when it was alone at its turn.
-	 */
-	#nextToken(): string | undefined {
-		let chosen: string | undefined;
-		for (const token of this.#waiting.keys()) {
-			if (token !== this.#lastTurn) return token;
-			chosen = token;
-		}
-		return chosen;
-	}
-
 	/** Shows the next prompt, round-robin across tokens, when no remote dialog is open. */
 	#next(): void {
 		if (this.#shown !== undefined) return;
-		const token = this.#nextToken();
-		const list = token === undefined ? undefined : this.#waiting.get(token);
-		if (token === undefined || list === undefined) return;
-		this.#lastTurn = token;
+		const first = this.#waiting.entries().next();
+		if (first.done) return;
+		const [token, list] = first.value;
 		const w = list.shift() as Waiting;
-		this.#waiting.delete(token);
-		if (list.length > 0) this.#waiting.set(token, list);
+		if (list.length === 0) this.#waiting.delete(token);
 		w.release();
 		const stop = new AbortController();
 		let done = false;
@@ -217,6 +201,12 @@ export class PromptQueue {
 			)
 			.finally(() => {
 				this.#shown = undefined;
+				// Its turn is over: the token goes behind every token that waited meanwhile.
+				const rest = this.#waiting.get(token);
+				if (rest !== undefined) {
+					this.#waiting.delete(token);
+					this.#waiting.set(token, rest);
+				}
 				this.#next();
 			});
 	}
