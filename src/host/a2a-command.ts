@@ -153,6 +153,7 @@ function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 			return;
 		}
 		r.server.revokeToken(name);
+		processPromptQueue().endToken(name);
 		const done = `token '${name}' revoked; its sessions and calls in flight ended, other tokens untouched`;
 		liveFirst(r, notify, done, secret, w => revokeToken(r.configPath, before, name, { warnings: w }));
 	}
@@ -160,12 +161,15 @@ function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 
 /** The person at the host denies one token's prompts at once (contract §19); a name with none is said so. */
 function denyQueue(name: string, notify: Notify): void {
-	const n = processPromptQueue().denyToken(name);
+	const queue = processPromptQueue();
+	const n = queue.denyToken(name);
 	const who = showSafely(name, 80);
+	const left = queue.snapshot().waiting.map(([t, k]) => `${showSafely(t, 80)} ${k}`);
+	const others = left.length > 0 ? `; still waiting: ${left.join(", ")}` : "";
 	notify(
 		n > 0
-			? `A2A bridge: denied ${n} approval prompt(s) of token '${who}' (shown and waiting); other tokens' prompts untouched`
-			: `A2A bridge: token '${who}' has no approval prompt shown or waiting`,
+			? `A2A bridge: denied ${n} approval prompt(s) of token '${who}' (shown and waiting)${others}`
+			: `A2A bridge: token '${who}' has no approval prompt shown or waiting${others}`,
 		"info",
 	);
 }

@@ -11,6 +11,7 @@ import { readConfig } from "../config/file.ts";
 import { tokenChanges } from "../config/tokens.ts";
 import type { CommandTarget } from "./a2a-command.ts";
 import type { Notify } from "./notify.ts";
+import { processPromptQueue } from "./prompt-queue.ts";
 
 /** The handler for each settled edit; start-time fields are compared with the last edit seen, so each change is said once. */
 export function configEditApplier(r: CommandTarget, notify: Notify): () => void {
@@ -47,6 +48,7 @@ function applyConfigEdit(r: CommandTarget, seen: Partial<BridgeConfig>, notify: 
 	}
 	for (const name of changes.revoke) {
 		r.server.revokeToken(name);
+		processPromptQueue().endToken(name);
 		said.push(`token '${name}' revoked (its sessions and calls in flight ended)`);
 	}
 	if (said.length > 0) notify(`A2A bridge: config edit applied: ${said.join("; ")}`, "info");

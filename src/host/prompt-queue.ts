@@ -11,7 +11,7 @@ import type { Clock } from "../core/types.ts";
 /** What a prompt denied by the person's "deny this token's queue" answers instead of a chosen option. */
 export const DENIED: unique symbol = Symbol("denied with the token's whole queue");
 
-/** A call ended by the queue itself; the tool never ran and no prompt was shown. */
+/** A call ended by the queue itself; the tool never ran and no prompt was shown. Told by its name (bridge.ts). @internal */
 export class QueueRefusal extends Error {
 	override readonly name = "QueueRefusal";
 }
