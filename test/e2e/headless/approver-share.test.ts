@@ -87,7 +87,12 @@ class Host {
 }
 
 /** A client of one token: a session, then one `bash` call; resolves with the call's reply. */
-async function bash(h: Host, token: keyof typeof TOKENS, command: string): Promise<{ isError: boolean; text: string }> {
+async function bash(
+	h: Host,
+	token: keyof typeof TOKENS,
+	command: string,
+	cancel?: Promise<void>,
+): Promise<{ isError: boolean; text: string }> {
 	const headers = { authorization: `Bearer ${TOKENS[token]}`, "content-type": "application/json" };
 	const post = (body: unknown, extra: Record<string, string> = {}) =>
 		fetch(h.url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) });
@@ -99,11 +104,22 @@ async function bash(h: Host, token: keyof typeof TOKENS, command: string): Promi
 	});
 	const sid = init.headers.get("mcp-session-id") ?? "";
 	await init.text();
+	// The client's own cancel (MCP notifications/cancelled), sent when the test says so.
+	cancel?.then(() =>
+		post(
+			{ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } },
+			{ "mcp-session-id": sid },
+		).then(r => r.text()),
+	);
 	const res = await post(
 		{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bash", arguments: { command } } },
 		{ "mcp-session-id": sid },
 	);
-	const body = (await res.json()) as { result: { isError: boolean; content: Array<{ text: string }> } };
+	const body = (await res.json()) as {
+		result?: { isError: boolean; content: Array<{ text: string }> };
+		error?: { message: string };
+	};
+	if (body.result === undefined) return { isError: true, text: `error: ${body.error?.message}` };
 	return { isError: body.result.isError, text: body.result.content.map(c => c.text).join("") };
 }
 
@@ -183,5 +199,45 @@ describe("the approver is a slot with a share (issue 38 item 7)", () => {
 			expect(doneOf(`dq-a${n}`).map(r => [r.token, r.isError])).toEqual([["a", true]]);
 		}
 		expect(existsSync(join(h.cwd, "dq-b1"))).toBe(true);
+	}, 90_000);
+
+	test("a waiting prompt ends on its call's cancellation: never shown, never run", async () => {
+		const before = (await h.prompts(0)).length;
+		const a1 = bash(h, "a", "touch cx-a1");
+		await h.prompts(before + 1);
+		let cancel = () => {};
+		const b1 = bash(h, "b", "touch cx-b1", new Promise<void>(r => (cancel = r)));
+		await Bun.sleep(500);
+		cancel();
+		expect(await b1).toEqual({ isError: true, text: "error: request cancelled" });
+		const c1 = bash(h, "c", "touch cx-c1");
+		await Bun.sleep(300);
+		h.type("y\n");
+		await h.prompts(before + 2);
+		h.type("y\n");
+		expect([(await a1).isError, (await c1).isError]).toEqual([false, false]);
+		expect((await h.prompts(before + 2)).slice(before)).toEqual(["a", "c"]);
+		expect(existsSync(join(h.cwd, "cx-b1"))).toBe(false);
+		expect(doneOf("cx-b1").map(r => [r.token, r.isError])).toEqual([["b", true]]);
+	}, 90_000);
+
+	test("revoking a token (a config edit) ends its waiting prompts; the shown one is withdrawn; none runs", async () => {
+		const before = (await h.prompts(0)).length;
+		const shown = bash(h, "c", "touch rv-c1");
+		await h.prompts(before + 1);
+		const waiting = [bash(h, "c", "touch rv-c2"), bash(h, "c", "touch rv-c3")];
+		await Bun.sleep(500);
+		const tokens = ["a", "b"].map(name => ({ name, token: TOKENS[name as "a"] }));
+		writeFileSync(join(h.home, ".omp", "agent", "a2a-bridge.json"), JSON.stringify({ token: TOKENS.owner, tokens }));
+		const replies = await Promise.all([shown, ...waiting].map(p => p.catch(e => ({ isError: true, text: String(e) }))));
+		expect(replies.every(r => r.isError)).toBe(true);
+		await h.waitFor(/token 'c' revoked/);
+		for (const n of [1, 2, 3]) expect(existsSync(join(h.cwd, `rv-c${n}`))).toBe(false);
+		expect((await h.prompts(before + 1)).slice(before)).toEqual(["c"]);
+		// The turn passes on: another token's prompt shows and runs.
+		const b1 = bash(h, "b", "touch rv-b1");
+		await h.prompts(before + 2);
+		h.type("y\n");
+		expect((await b1).isError).toBe(false);
 	}, 90_000);
 });
