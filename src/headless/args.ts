@@ -10,7 +10,7 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000;
 const MAX_APPROVAL_TIMEOUT_S = 24 * 60 * 60;
 /** @internal */
 export const DEFAULT_APPROVAL_QUEUE = 3;
-const MAX_APPROVAL_QUEUE = 64;
+const MAX_APPROVAL_QUEUE = 256;
 
 export interface HostArgs {
 	approvals: ApprovalsMode;
@@ -108,7 +108,11 @@ export function parseHostArgs(argv: string[], isStdinTTY: boolean): ArgsResult {
 			out.approvalTimeoutMs = Math.round(seconds * 1000);
 		} else if (name === "--approval-queue") {
 			if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > MAX_APPROVAL_QUEUE) {
-				return { ok: false, code: "bad_value", message: `--approval-queue: '${value}' is not a whole number in 1..64` };
+				return {
+					ok: false,
+					code: "bad_value",
+					message: `--approval-queue: '${value}' is not a whole number in 1..${MAX_APPROVAL_QUEUE}`,
+				};
 			}
 			out.approvalQueue = Number(value);
 		} else {

@@ -25,13 +25,13 @@ export interface QueueBounds {
 
 /** @internal */
 export const DEFAULT_BOUNDS: QueueBounds = { perToken: 3, maxWaitMs: 600_000 };
-/** Waiting prompts of all tokens together; a config has few tokens, this only caps a runaway. @internal */
+/** Waiting prompts of all tokens together (the bridge's cap on calls in flight); only caps a runaway. @internal */
 export const MAX_WAITING = 256;
 /** @internal */
 export const ENV_QUEUE = "A2A_BRIDGE_APPROVAL_QUEUE";
 /** @internal */
 export const ENV_WAIT = "A2A_BRIDGE_APPROVAL_WAIT_S";
-const MAX_PER_TOKEN = 64;
+const MAX_PER_TOKEN = MAX_WAITING;
 const MAX_WAIT_S = 24 * 60 * 60;
 
 /** The bounds from the environment (`npm run host` sets both); a bad value keeps the default and says so. */

@@ -99,7 +99,7 @@ describe("deny-queue NAME on the headless host's terminal (issue 38 item 7)", ()
 		expect(USAGE).toContain(`waiting for their turn (default ${DEFAULT_APPROVAL_QUEUE})`);
 		const ok = parseHostArgs(["--approval-queue=7", "--approval-timeout", "90"], false);
 		expect(ok.ok && queueEnv(ok.value)).toEqual({ A2A_BRIDGE_APPROVAL_QUEUE: "7", A2A_BRIDGE_APPROVAL_WAIT_S: "90" });
-		for (const bad of ["0", "65", "-1", "1e1", "x", "3.5", "0x4", "1000"]) {
+		for (const bad of ["0", "257", "-1", "1e1", "x", "3.5", "0x4", "1000"]) {
 			const r = parseHostArgs(["--approval-queue", bad], false);
 			expect(r.ok ? "accepted" : r.code).toBe("bad_value");
 		}

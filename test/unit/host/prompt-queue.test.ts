@@ -177,7 +177,7 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 
 	test("all tokens together are bounded too", async () => {
 		const host = fakeHost();
-		const q = new PromptQueue({ perToken: 64, maxWaitMs: 60_000 }, manualClock());
+		const q = new PromptQueue({ perToken: 256, maxWaitMs: 60_000 }, manualClock());
 		const errors: unknown[] = [];
 		q.run("x", new AbortController().signal, host.opener("shown")).catch(() => {});
 		for (let i = 0; i <= MAX_WAITING; i++)
@@ -279,7 +279,7 @@ describe("queue bounds: the environment `npm run host` sets (hostile values keep
 		expect(queueBoundsFromEnv({})).toEqual({ bounds: DEFAULT_BOUNDS, warnings: [] });
 		expect(TOKEN_NAME_RE.source).toBe(TOKEN_NAME.source);
 	});
-	for (const bad of ["", "0", "-1", "65", "1e2", "3.5", " 3", "0x3", "9999999", "NaN", "Infinity"]) {
+	for (const bad of ["", "0", "-1", "257", "1e2", "3.5", " 3", "0x3", "9999999", "NaN", "Infinity"]) {
 		test(`${ENV_QUEUE}=${JSON.stringify(bad)} -> default and a warning`, () => {
 			const r = queueBoundsFromEnv({ [ENV_QUEUE]: bad });
 			expect(r.bounds.perToken).toBe(DEFAULT_BOUNDS.perToken);
