@@ -47,10 +47,10 @@ describe("approval gate (always-ask)", () => {
 
 	test("remote dialogs reach the host one at a time; /a2a deny-queue denies the token's shown and waiting ones", async () => {
 		const [m1, m2, m3] = [1, 2, 3].map(n => `queue${n}-${crypto.randomUUID()}`) as [string, string, string];
-		const first = callTool(host, sid, "bash", { command: `touch ${m1}.txt` });
+		const first = callTool(host, sid, "bash", { command: `touch ${m1}.txt` }, 501);
 		const p1 = await promptFor(m1);
-		const second = callTool(host, sid, "bash", { command: `touch ${m2}.txt` });
-		const third = callTool(host, sid, "bash", { command: `touch ${m3}.txt` });
+		const second = callTool(host, sid, "bash", { command: `touch ${m2}.txt` }, 502);
+		const third = callTool(host, sid, "bash", { command: `touch ${m3}.txt` }, 503);
 		await Bun.sleep(1000);
 		await host.barrier();
 		// Held in the bridge's queue: the host has not opened their dialogs.
