@@ -241,3 +241,32 @@ describe("the approver is a slot with a share (issue 38 item 7)", () => {
 		expect((await b1).isError).toBe(false);
 	}, 90_000);
 });
+
+describe("a prompt waits for its turn no longer than --approval-timeout (issue 38 item 7)", () => {
+	const short = new Host();
+	beforeAll(async () => {
+		await short.start(["--approvals", "ask", "--approval-timeout", "2", "--", "--approval-mode", "always-ask"]);
+	}, 120_000);
+	afterAll(() => {
+		if (short.proc?.exitCode === null) short.proc.kill("SIGKILL");
+		rmSync(short.home, { recursive: true, force: true });
+	});
+
+	test("A's prompt times out to Deny on screen, B's is shown next, C's wait ends in a refusal; none runs", async () => {
+		const a = bash(short, "a", "touch wt-a1");
+		await short.prompts(1);
+		const b = bash(short, "b", "touch wt-b1");
+		await Bun.sleep(300);
+		const c = bash(short, "c", "touch wt-c1");
+		const [ra, rb, rc] = await Promise.all([a, b, c]);
+		expect(ra).toEqual({ isError: true, text: "Tool call denied by user: bash" });
+		expect(rb).toEqual({ isError: true, text: "Tool call denied by user: bash" });
+		expect(rc.isError).toBe(true);
+		expect(rc.text).toMatch(/^no turn at the host's approver within 2 s .*did not run and was not denied$/);
+		expect(await short.prompts(2)).toEqual(["a", "b"]);
+		expect(short.out).toContain("-> Deny (no answer within 2 s)");
+		for (const f of ["wt-a1", "wt-b1", "wt-c1"]) expect(existsSync(join(short.cwd, f))).toBe(false);
+		const done = auditRecords(short.auditPath, r => r.phase === "done" && JSON.stringify(r.args).includes("wt-c1"));
+		expect(done.map(r => [r.token, r.isError])).toEqual([["c", true]]);
+	}, 60_000);
+});
