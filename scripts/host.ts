@@ -102,6 +102,8 @@ function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: stri
 		say(`    ${showSafely(line)}`);
 	}
 	say(`    ${describeAnswerer(args.approvals, args.approvalTimeoutMs)}`);
+	if (args.approvals === "ask")
+		say(`    remote calls' prompts take turns across tokens; type "${DENY_QUEUE} NAME" to deny all of token NAME's`);
 	if (b.entry) {
 		say(
 			`  mcpServers entry (for ~/.omp/agent/mcp.json; other clients: see README); put the token in for ${TOKEN_PLACEHOLDER}:`,

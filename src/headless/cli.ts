@@ -57,10 +57,7 @@ export function describeAnswerer(mode: ApprovalsMode, timeoutMs: number): string
 		return "prompts: answered Deny at once (--approvals deny): a remote call that prompts is refused";
 	if (mode === "approve")
 		return "prompts: answered Approve at once (--approvals approve): every prompting remote call runs";
-	return (
-		`prompts: asked on this terminal (--approvals ask); Deny after ${Math.round(timeoutMs / 1000)} s without an ` +
-		`answer; remote calls' prompts take turns across tokens; type "${DENY_QUEUE} NAME" to deny all of token NAME's`
-	);
+	return `prompts: asked on this terminal (--approvals ask); Deny after ${Math.round(timeoutMs / 1000)} s without an answer`;
 }
 
 /** `text` cut to `columns` display columns, ending in `…` when cut. */
@@ -150,6 +147,11 @@ export class Approver {
 			// Said at once, so the human knows an answer now may be followed by a prompt not yet read.
 			else this.#opts.output.write(`\n(${this.#queue.length} more waiting; answer the prompt above: `);
 		});
+	}
+
+	/** Whether a prompt is on screen (a remote call's prompt asked now waits its turn in the bridge's queue). */
+	get showing(): boolean {
+		return this.#current !== undefined;
 	}
 
 	/** The host withdrew a prompt (its own timeout or an abort): forget it without answering. */

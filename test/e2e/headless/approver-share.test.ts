@@ -167,6 +167,8 @@ describe("the approver is a slot with a share (issue 38 item 7)", () => {
 		const replies = await Promise.all([a1, ...waiting, b1, c1]);
 		expect(replies.map(r => r.isError)).toEqual([false, false, false, false, false, false]);
 		expect((await h.prompts(before + 6)).slice(before)).toEqual(["a", "b", "c", "a", "a", "a"]);
+		// While A's first showed, the terminal said that others wait for their turn.
+		expect(h.out).toContain("(a prompt waits for its turn: bash from token b; answer the prompt above: ");
 		// Second channel: what ran is on disk and in the audit; the refused call neither.
 		for (const f of ["rr-a1", "rr-a2", "rr-a3", "rr-a4", "rr-b1", "rr-c1"])
 			expect(existsSync(join(h.cwd, f))).toBe(true);

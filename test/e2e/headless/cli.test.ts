@@ -299,13 +299,13 @@ describe("headless host", () => {
 
 		// Type-ahead: two prompts asked; one write of "y\ny\n" while A shows approves A, and B (never seen
 		// when the second y was typed) is not approved: it times out to Deny and its file never appears.
-		// B waits in the bridge's prompt queue (one remote dialog at a time), so the terminal cannot say so.
+		// B waits in the bridge's prompt queue (one remote dialog at a time); the terminal says so from its notice.
 		from = h.out.length;
 		const bFile = join(h.cwd, "b-approved");
 		const a = bashCall(h, "echo typed-ahead-A");
 		await h.waitFor(/Command: echo typed-ahead-A\n/, 30_000, from);
 		const b = bashCall(h, `touch ${bFile}`);
-		await Bun.sleep(1000);
+		await h.waitFor(/\(a prompt waits for its turn: bash from token owner; answer the prompt above: /, 30_000, from);
 		h.type("y\ny\n");
 		expect((await a).isError).toBe(false);
 		expect((await b).isError).toBe(true);
