@@ -32,6 +32,7 @@ import { followConfig } from "../src/host/config-live.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
 import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
 import { type Notify, notifier } from "../src/host/notify.ts";
+import { processPromptQueue, queueBoundsFromEnv } from "../src/host/prompt-queue.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
 import { createHostLlmRoute } from "../src/takeover/route.ts";
@@ -109,6 +110,9 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const knobs = readKnobs(process.env, KNOB_BOUNDS);
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
+	const queue = queueBoundsFromEnv(process.env);
+	processPromptQueue().configure(queue.bounds);
+	for (const w of queue.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
@@ -252,7 +256,7 @@ export default function a2aBridge(pi: ExtensionAPI): void {
 		if (isMainBinding(ctx) || liveMain() === null) await state.endpoint.stop();
 	});
 	pi.registerCommand("a2a", {
-		description: "A2A bridge: status, tokens, token add|revoke NAME, rotate [NAME], mcp-json [NAME]",
+		description: "A2A bridge: status, tokens, token add|revoke NAME, rotate [NAME], mcp-json [NAME], deny-queue NAME",
 		handler: (args, ctx) => a2aCommand(state.endpoint.running, () => processTakeover().label(), args, ctx),
 	});
 }

@@ -22,6 +22,7 @@ import {
 	withTokenPlaceholder,
 } from "../src/headless/frames.ts";
 import { findOmpCli } from "../src/headless/omp-cli.ts";
+import { DENY_QUEUE, queueEnv } from "../src/headless/queue-command.ts";
 import { errorDetail } from "../src/text/error-text.ts";
 import { showSafely } from "../src/text/show.ts";
 
@@ -101,6 +102,8 @@ function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: stri
 		say(`    ${showSafely(line)}`);
 	}
 	say(`    ${describeAnswerer(args.approvals, args.approvalTimeoutMs)}`);
+	if (args.approvals === "ask")
+		say(`    remote calls' prompts take turns across tokens; type "${DENY_QUEUE} NAME" to deny all of token NAME's`);
 	if (b.entry) {
 		say(
 			`  mcpServers entry (for ~/.omp/agent/mcp.json; other clients: see README); put the token in for ${TOKEN_PLACEHOLDER}:`,
@@ -134,19 +137,27 @@ async function main(): Promise<number> {
 		warn(`a2a host: ${OMP.message}`);
 		return 1;
 	}
-	const files = { command: OMP.command, entry: ENTRY, placeholder: PLACEHOLDER, env: process.env };
+	// The bridge's prompt queue takes its bounds from these flags (src/headless/queue-command.ts).
+	const env = { ...process.env, ...queueEnv(args) };
+	const files = { command: OMP.command, entry: ENTRY, placeholder: PLACEHOLDER, env };
+	const live: { omp?: Omp } = {};
 	const approver = new Approver({
 		mode: args.approvals,
 		timeoutMs: args.approvalTimeoutMs,
 		input: args.approvals === "ask" ? process.stdin : undefined,
 		output: process.stdout,
 		width: terminalWidth,
+		// The bridge's answer (how many were denied) comes back as a notification, printed like any other.
+		denyQueue: token => {
+			if (live.omp) send(live.omp, promptFrame(`a2a-host-deny-queue-${token}`, `/a2a ${DENY_QUEUE} ${token}`));
+		},
 	});
 	say(
 		`a2a host: omp ${OMP.version}${OMP.from === "PATH" ? " (on PATH)" : ""} in ${cwd}; approvals: ${args.approvals} (${args.approvalsSource})`,
 	);
 
 	let omp = startOmp(args, cwd, approver, files, false);
+	live.omp = omp;
 	let stopping: Promise<number> | undefined;
 	const onSignal = (sig: string): void => {
 		if (stopping) {
@@ -165,6 +176,7 @@ async function main(): Promise<number> {
 				" for this process only, written nowhere. The bridge needs no model.",
 		);
 		omp = startOmp(args, cwd, approver, files, true);
+		live.omp = omp;
 		b = await boot(omp);
 	}
 	if (stopping) return stopping;

@@ -8,12 +8,17 @@ const APPROVALS_MODES: readonly ApprovalsMode[] = ["ask", "deny", "approve"];
 /** @internal */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000;
 const MAX_APPROVAL_TIMEOUT_S = 24 * 60 * 60;
+/** @internal */
+export const DEFAULT_APPROVAL_QUEUE = 3;
+const MAX_APPROVAL_QUEUE = 256;
 
 export interface HostArgs {
 	approvals: ApprovalsMode;
 	/** Why this mode: the flag, or the terminal check that chose the default. */
 	approvalsSource: string;
 	approvalTimeoutMs: number;
+	/** Remote calls' prompts one token may have waiting in the bridge's queue (the one on screen not counted). */
+	approvalQueue: number;
 	cwd: string | undefined;
 	/** Everything after a literal `--`, passed to omp unchanged. */
 	ompArgs: string[];
@@ -33,9 +38,21 @@ prints the URL, the token prefix and an mcpServers entry, and serves until Ctrl-
 options:
   --approvals ask|deny|approve   answer the host's approval prompts: ask on this terminal (default
                                  when stdin is a terminal), deny at once (default otherwise), approve
-  --approval-timeout <seconds>   in ask mode, Deny when nobody answers within this time (default 60)
+  --approval-timeout <seconds>   in ask mode, Deny when nobody answers within this time (default 60);
+                                 a prompt waiting for its turn is refused after this time too
+  --approval-queue <n>           prompts one token may have waiting for their turn (default 3); more
+                                 are refused (the call does not run), not denied
+
+Remote calls' prompts show one at a time, taking turns across tokens. In ask mode, type
+"deny-queue NAME" to answer Deny to token NAME's prompt on screen and all its waiting ones.
   --cwd <dir>                    serve this directory instead of the current one
   -h, --help                     this text`;
+
+const WHAT: Record<string, string> = {
+	"--approvals": "ask, deny or approve",
+	"--cwd": "a directory",
+	"--approval-queue": "a number of prompts",
+};
 
 /** Reads `--flag value` and `--flag=value`; returns the value and how many argv slots it used. */
 function flagValue(argv: string[], i: number, flag: string): { value: string | undefined; used: number } {
@@ -50,6 +67,7 @@ export function parseHostArgs(argv: string[], isStdinTTY: boolean): ArgsResult {
 		approvals: isStdinTTY ? "ask" : "deny",
 		approvalsSource: isStdinTTY ? "default: stdin is a terminal" : "default: stdin is not a terminal",
 		approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
+		approvalQueue: DEFAULT_APPROVAL_QUEUE,
 		cwd: undefined,
 		ompArgs: [],
 		help: false,
@@ -66,13 +84,13 @@ export function parseHostArgs(argv: string[], isStdinTTY: boolean): ArgsResult {
 			i++;
 			continue;
 		}
-		if (name !== "--approvals" && name !== "--approval-timeout" && name !== "--cwd") {
+		if (!["--approvals", "--approval-timeout", "--approval-queue", "--cwd"].includes(name)) {
 			return { ok: false, code: "unknown_option", message: `unknown option '${arg}' (omp options go after '--')` };
 		}
 		const { value, used } = flagValue(argv, i, name);
 		i += used;
 		if (value === undefined || value === "") {
-			const what = name === "--approvals" ? "ask, deny or approve" : name === "--cwd" ? "a directory" : "seconds";
+			const what = WHAT[name] ?? "seconds";
 			return { ok: false, code: "missing_value", message: `${name} needs a value: ${what}` };
 		}
 		if (name === "--approvals") {
@@ -88,6 +106,15 @@ export function parseHostArgs(argv: string[], isStdinTTY: boolean): ArgsResult {
 				return { ok: false, code: "bad_value", message: `--approval-timeout: '${value}' is not ${range}` };
 			}
 			out.approvalTimeoutMs = Math.round(seconds * 1000);
+		} else if (name === "--approval-queue") {
+			if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > MAX_APPROVAL_QUEUE) {
+				return {
+					ok: false,
+					code: "bad_value",
+					message: `--approval-queue: '${value}' is not a whole number in 1..${MAX_APPROVAL_QUEUE}`,
+				};
+			}
+			out.approvalQueue = Number(value);
 		} else {
 			out.cwd = value;
 		}

@@ -9,7 +9,7 @@ import { rows } from "../text/rows.ts";
 import { showLinesSafely, showSafely } from "../text/show.ts";
 import type { HostArgs } from "./args.ts";
 import { type Approver, describeDecision } from "./cli.ts";
-import { answerFrame, cancelFrame, readFrame } from "./frames.ts";
+import { answerFrame, cancelFrame, parseCallerLabel, readFrame } from "./frames.ts";
 import { LabelQueue } from "./labels.ts";
 
 /** omp gives `session_shutdown` 2 s after stdin EOF; then SIGTERM, then SIGKILL. */
@@ -73,7 +73,15 @@ function handleFrames(omp: Omp, approver: Approver): void {
 			if (!line.trim()) continue;
 			const f = readFrame(line);
 			if (f.kind === "notify") {
-				if (omp.onNotify?.(f.message) || labels.offer(f.message)) continue;
+				if (omp.onNotify?.(f.message)) continue;
+				const label = parseCallerLabel(f.message);
+				if (label && labels.offer(f.message)) {
+					// Said at once, so the person knows an answer now may be followed by a prompt not yet read.
+					const who = `${showSafely(label.tool, 120)} from token ${showSafely(label.tokenName, 80)}`;
+					if (approver.showing)
+						process.stdout.write(`\n(a prompt waits for its turn: ${who}; answer the prompt above: `);
+					continue;
+				}
 				const text = showLinesSafely(f.message);
 				sayRows(f.level === "info" ? `host: ${text}` : `host [${showSafely(f.level, 20)}]: ${text}`);
 			} else if (f.kind === "approval") {

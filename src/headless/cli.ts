@@ -10,6 +10,7 @@ import { rows } from "../text/rows.ts";
 import { showSafely, withoutCutEscape } from "../text/show.ts";
 import type { ApprovalsMode } from "./args.ts";
 import type { ApprovalPrompt } from "./frames.ts";
+import { DENY_QUEUE, readDenyQueue } from "./queue-command.ts";
 
 export type Answer = "Approve" | "Deny";
 export interface Decision {
@@ -31,6 +32,8 @@ export interface ApproverOptions {
 	clock?: Clock;
 	/** The terminal's width in columns now; Infinity (the default) when output is not a terminal. */
 	width?: () => number;
+	/** `deny-queue NAME` typed (ask mode): the bridge denies that token's prompts waiting in its queue. */
+	denyQueue?: (token: string) => void;
 }
 
 /** Detail lines shown at most; the bridge shows about one per argument (the Approve? line names the start still). */
@@ -146,6 +149,11 @@ export class Approver {
 		});
 	}
 
+	/** Whether a prompt is on screen (a remote call's prompt asked now waits its turn in the bridge's queue). */
+	get showing(): boolean {
+		return this.#current !== undefined;
+	}
+
 	/** The host withdrew a prompt (its own timeout or an abort): forget it without answering. */
 	withdraw(id: string): boolean {
 		const i = this.#queue.findIndex(p => p.prompt.id === id);
@@ -191,10 +199,23 @@ export class Approver {
 	}
 
 	#onLine(line: string): void {
-		if (!this.#current) return;
+		const token = readDenyQueue(line);
+		if (token !== undefined) this.#denyQueue(token);
+		if (token !== undefined || !this.#current) return;
 		const answer = readAnswer(line);
 		if (answer) this.#settle(answer, "answered on the terminal");
 		else this.#opts.output.write("Type y to approve or n to deny: ");
+	}
+
+	/** A denial, so it counts whenever typed: the bridge's queue first, then this terminal's own prompts. */
+	#denyQueue(token: string): unknown {
+		const reason = `${DENY_QUEUE} ${token} on the terminal`;
+		if (token !== "" && this.#opts.denyQueue) this.#opts.denyQueue(token);
+		else return this.#opts.output.write(`\n(type "${DENY_QUEUE} NAME")\n`);
+		const mine = this.#queue.filter(q => q.prompt.caller?.tokenName === token);
+		for (const p of mine) p.resolve({ value: "Deny", reason });
+		this.#queue.splice(0, this.#queue.length, ...this.#queue.filter(q => !mine.includes(q)));
+		if (this.#current?.pending.prompt.caller?.tokenName === token) this.#settle("Deny", reason, "\n");
 	}
 
 	/** One read: its lines in order; an answer that shows the next prompt empties `#typed` (rest dropped). */

@@ -7,6 +7,7 @@ import { addToken, revokeToken, rotateToken } from "../config/file.ts";
 import { OWNER } from "../config/tokens.ts";
 import type { BridgeServer } from "../core/server.ts";
 import { errorText } from "../text/error-text.ts";
+import { showSafely } from "../text/show.ts";
 import {
 	type BridgeStatus,
 	mcpJson,
@@ -17,6 +18,7 @@ import {
 	tokensText,
 } from "./commands.ts";
 import type { Notify } from "./notify.ts";
+import { processPromptQueue } from "./prompt-queue.ts";
 
 /** What the command needs of the running endpoint. */
 export interface CommandTarget {
@@ -151,9 +153,25 @@ function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 			return;
 		}
 		r.server.revokeToken(name);
+		processPromptQueue().endToken(name);
 		const done = `token '${name}' revoked; its sessions and calls in flight ended, other tokens untouched`;
 		liveFirst(r, notify, done, secret, w => revokeToken(r.configPath, before, name, { warnings: w }));
 	}
+}
+
+/** The person at the host denies one token's prompts at once (contract §19); a name with none is said so. */
+function denyQueue(name: string, notify: Notify): void {
+	const queue = processPromptQueue();
+	const n = queue.denyToken(name);
+	const who = showSafely(name, 80);
+	const left = queue.snapshot().waiting.map(([t, k]) => `${showSafely(t, 80)} ${k}`);
+	const others = left.length > 0 ? `; still waiting: ${left.join(", ")}` : "";
+	notify(
+		n > 0
+			? `A2A bridge: denied ${n} approval prompt(s) of token '${who}' (shown and waiting)${others}`
+			: `A2A bridge: token '${who}' has no approval prompt shown or waiting${others}`,
+		"info",
+	);
 }
 
 export async function a2aCommand(
@@ -169,6 +187,7 @@ export async function a2aCommand(
 	if (sub === undefined) return notify(status(r, takeoverLabel()), "info");
 	if (sub === "token") return tokenCommand(r, words.slice(1), notify);
 	if (sub === "tokens" && arg === undefined) return notify(tokensText(perToken(r)), "info");
+	if (sub === "deny-queue" && arg !== undefined && extra.length === 0) return denyQueue(arg, notify);
 	const name = arg ?? OWNER;
 	if (extra.length > 0 || (sub !== "rotate" && sub !== "mcp-json")) {
 		return notify(`A2A bridge: unknown subcommand '${args.trim()}' (${TOKENS_USAGE})`, "error");

@@ -86,6 +86,7 @@ export class HostBridge {
 				req.signal,
 				() => tool.execute(req.callId, args, req.signal, onUpdate, undefined),
 				this.#retitle(req, tool, args),
+				req.caller.tokenName,
 			);
 			const jobId = backgroundedJobId(result);
 			outcome =
@@ -93,7 +94,9 @@ export class HostBridge {
 					? await this.#awaitJob(main.asyncJobManager, jobId, req)
 					: { content: mapContent(result?.content), isError: result?.isError === true };
 		} catch (err) {
-			outcome = failure(errorText(err, TOOL_FAILED));
+			// The prompt queue ended the call before any prompt showed: a refusal, never a deny (prompt-queue.ts).
+			const queued = err instanceof Error && err.name === "QueueRefusal";
+			outcome = queued ? refusal(err.message) : failure(errorText(err, TOOL_FAILED));
 		}
 		this.#emit(main, {
 			type: "tool_execution_end",

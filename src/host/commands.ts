@@ -88,7 +88,7 @@ export function statusText(s: BridgeStatus): string {
 }
 
 export const TOKENS_USAGE =
-	"use /a2a, /a2a tokens, /a2a token, /a2a token add NAME, /a2a token revoke NAME, /a2a rotate [NAME], /a2a mcp-json [NAME]";
+	"use /a2a, /a2a tokens, /a2a token, /a2a token add NAME, /a2a token revoke NAME, /a2a rotate [NAME], /a2a mcp-json [NAME], /a2a deny-queue NAME";
 
 /** `/a2a tokens`: every live token's name, prefix and live sessions; never a full secret. */
 export function tokensText(rows: NonNullable<BridgeStatus["perToken"]>): string {

@@ -9,6 +9,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { showExactlyCut } from "../text/show.ts";
+import { DENIED, processPromptQueue } from "./prompt-queue.ts";
 
 type Select = (title: string, options: unknown[], opts?: { signal?: AbortSignal } & Record<string, unknown>) => unknown;
 export interface PromptUi {
@@ -18,12 +19,15 @@ export interface PromptUi {
 /** The title a remote call's dialog shows instead of the host's (`options` tell an approval from other dialogs). */
 export type Retitle = (title: string, options: readonly unknown[]) => string;
 
-const callContext = new AsyncLocalStorage<{ signal: AbortSignal; retitle?: Retitle }>();
+const callContext = new AsyncLocalStorage<{ signal: AbortSignal; retitle?: Retitle; token?: string }>();
 const LENT = Symbol.for("pi-a2a-ext.select-lends-call-signal");
 
-/** Runs `fn` (a tool's execute) so that prompts it opens close when `signal` aborts and are titled by `retitle`. */
-export function withCallSignal<T>(signal: AbortSignal, fn: () => T, retitle?: Retitle): T {
-	return callContext.run(retitle === undefined ? { signal } : { signal, retitle }, fn);
+/**
+ * Runs `fn` (a tool's execute) so that prompts it opens close when `signal` aborts, are titled by `retitle`
+ * and take their turn in the process's prompt queue as `token`'s (prompt-queue.ts).
+ */
+export function withCallSignal<T>(signal: AbortSignal, fn: () => T, retitle?: Retitle, token = ""): T {
+	return callContext.run(retitle === undefined ? { signal, token } : { signal, retitle, token }, fn);
 }
 
 function titled(title: string, options: unknown[], retitle: Retitle | undefined): string {
@@ -46,8 +50,12 @@ export function lendCallSignal(ui: PromptUi): void {
 		// A dialog opened outside a remote call is left as the host made it; one with its own signal keeps it.
 		if (call === undefined) return original(title, options, opts);
 		const shown = titled(title, options, call.retitle);
-		if (opts?.signal !== undefined) return original(shown, options, opts);
-		return original(shown, options, { ...opts, signal: call.signal });
+		// The queue's signal closes the dialog when its token's queue is denied or revoked; the call's is in it.
+		const open = (turn: AbortSignal) =>
+			original(shown, options, { ...opts, signal: opts?.signal ? AbortSignal.any([opts.signal, turn]) : turn });
+		return processPromptQueue()
+			.run(call.token ?? "", call.signal, open)
+			.then(answer => (answer !== DENIED ? answer : options.includes("Deny") ? "Deny" : undefined));
 	};
 	marked[LENT] = true;
 }

@@ -190,7 +190,9 @@ describe("cancellation", () => {
 describe("cancellation and the cap while waiting for approval", () => {
 	let host: Host;
 	let sid: string;
-	useSharedHost({ args: ["--approval-mode", "always-ask"], session: true }, h => ({ host, sid } = h));
+	// Every call of one token waits for its turn at the approver: the per-token bound raised to the cap.
+	const env = { A2A_BRIDGE_APPROVAL_QUEUE: "256" };
+	useSharedHost({ args: ["--approval-mode", "always-ask"], env, session: true }, h => ({ host, sid } = h));
 
 	test("a call in an approval prompt is answered at once; approving later does not run it", async () => {
 		const work = new StoppableWork(host.cwd);

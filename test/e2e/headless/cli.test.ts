@@ -297,14 +297,15 @@ describe("headless host", () => {
 		expect(hasHidden(h.out.slice(from).replaceAll("\n", ""))).toBe(false);
 		expect(existsSync(pwned)).toBe(false);
 
-		// Type-ahead: two prompts queued; one write of "y\ny\n" while A shows approves A, and B (never seen
+		// Type-ahead: two prompts asked; one write of "y\ny\n" while A shows approves A, and B (never seen
 		// when the second y was typed) is not approved: it times out to Deny and its file never appears.
+		// B waits in the bridge's prompt queue (one remote dialog at a time); the terminal says so from its notice.
 		from = h.out.length;
 		const bFile = join(h.cwd, "b-approved");
 		const a = bashCall(h, "echo typed-ahead-A");
 		await h.waitFor(/Command: echo typed-ahead-A\n/, 30_000, from);
 		const b = bashCall(h, `touch ${bFile}`);
-		await h.waitFor(/\(1 more waiting; answer the prompt above: /, 30_000, from);
+		await h.waitFor(/\(a prompt waits for its turn: bash from token owner; answer the prompt above: /, 30_000, from);
 		h.type("y\ny\n");
 		expect((await a).isError).toBe(false);
 		expect((await b).isError).toBe(true);

@@ -45,6 +45,33 @@ describe("approval gate (always-ask)", () => {
 		expect(existsSync(join(host.cwd, `${marker}.txt`))).toBe(true);
 	}, 60_000);
 
+	test("remote dialogs reach the host one at a time; /a2a deny-queue denies the token's shown and waiting ones", async () => {
+		const [m1, m2, m3] = [1, 2, 3].map(n => `queue${n}-${crypto.randomUUID()}`) as [string, string, string];
+		const first = callTool(host, sid, "bash", { command: `touch ${m1}.txt` }, 501);
+		const p1 = await promptFor(m1);
+		const second = callTool(host, sid, "bash", { command: `touch ${m2}.txt` }, 502);
+		const third = callTool(host, sid, "bash", { command: `touch ${m3}.txt` }, 503);
+		await Bun.sleep(1000);
+		await host.barrier();
+		// Held in the bridge's queue: the host has not opened their dialogs.
+		expect(host.frames.filter(f => isSelect(f) && /queue[23]-/.test(String(f.title)))).toEqual([]);
+		host.send({ type: "extension_ui_response", id: p1.id, value: "Approve" });
+		expect((await first).body.result).toMatchObject({ isError: false });
+		const p2 = await promptFor(m2);
+		await host.command("/a2a deny-queue owner");
+		// The shown dialog is closed by the host itself (rpc `cancel`); the waiting one never opens.
+		await host.waitFrame(f => f.type === "extension_ui_request" && f.method === "cancel" && f.targetId === p2.id);
+		for (const r of [await second, await third]) {
+			expect(r.body.result).toEqual({
+				content: [{ type: "text", text: "Tool call denied by user: bash" }],
+				isError: true,
+			});
+		}
+		expect(host.notifications().some(n => n.includes("denied 2 approval prompt(s) of token 'owner'"))).toBe(true);
+		expect(host.frames.filter(f => isSelect(f) && String(f.title).includes(m3))).toEqual([]);
+		expect([m1, m2, m3].map(m => existsSync(join(host.cwd, `${m}.txt`)))).toEqual([true, false, false]);
+	}, 60_000);
+
 	test("read is answered without a prompt", async () => {
 		const file = join(host.cwd, "no-prompt.txt");
 		writeFileSync(file, "quiet\n");

@@ -31,7 +31,18 @@ describe("parseHostArgs", () => {
 
 	test("each flag in both spellings, and everything after -- goes to omp", () => {
 		const r = parseHostArgs(
-			["--approvals", "approve", "--approval-timeout=2.5", "--cwd", "/srv", "--", "--approval-mode", "write"],
+			[
+				"--approvals",
+				"approve",
+				"--approval-timeout=2.5",
+				"--approval-queue",
+				"5",
+				"--cwd",
+				"/srv",
+				"--",
+				"--approval-mode",
+				"write",
+			],
 			true,
 		);
 		expect(r).toEqual({
@@ -40,6 +51,7 @@ describe("parseHostArgs", () => {
 				approvals: "approve",
 				approvalsSource: "--approvals approve",
 				approvalTimeoutMs: 2500,
+				approvalQueue: 5,
 				cwd: "/srv",
 				ompArgs: ["--approval-mode", "write"],
 				help: false,

@@ -9,6 +9,7 @@ import {
 	notExposed,
 } from "../../../src/host/bridge.ts";
 import { annotationsFor } from "../../../src/host/catalog.ts";
+import { QueueRefusal } from "../../../src/host/prompt-queue.ts";
 import { type HostTool, type HostToolResult, TOOL_FAILED } from "../../../src/host/shapes.ts";
 import { errorDetail, errorText } from "../../../src/text/error-text.ts";
 
@@ -355,6 +356,16 @@ describe("HostBridge.callTool", () => {
 		const { tool } = fakeTool("write", {}, new Error("Tool call denied by user: write"));
 		const out = await new HostBridge(fakeHost({ tools: [tool] }).host).callTool(callReq("write"));
 		expect(out).toEqual({ content: [{ type: "text", text: "Tool call denied by user: write" }], isError: true });
+	});
+
+	test("the prompt queue's refusal (issue 38 item 7) -> a refusal with its clear message, never a denial", async () => {
+		const { tool } = fakeTool("write", {}, new QueueRefusal("approval queue full: token 'ci' already has 3"));
+		const out = await new HostBridge(fakeHost({ tools: [tool] }).host).callTool(callReq("write"));
+		expect(out).toEqual({
+			content: [{ type: "text", text: "approval queue full: token 'ci' already has 3" }],
+			isError: true,
+			refused: true,
+		});
 	});
 
 	test("call -> tool_execution_start then _end events with the call id", async () => {
