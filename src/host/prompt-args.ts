@@ -20,7 +20,7 @@ const MAX_LEAVES = 40;
 /** Nesting shown as paths; anything deeper is one value. */
 const MAX_DEPTH = 6;
 
-export const digest = (text: string): string => {
+const digest = (text: string): string => {
 	const bytes = Buffer.byteLength(text, "utf8");
 	return `${bytes.toLocaleString("en-US")} bytes, sha256 ${createHash("sha256").update(text).digest("hex")}`;
 };
@@ -99,7 +99,8 @@ function structuredLines(name: string, value: unknown): ArgumentLine[] {
 	}
 	const shown: string[] = [];
 	const count = leaves(value, name, shown, 0);
-	const more = count > shown.length ? [`${name}: ${(count - shown.length).toLocaleString("en-US")} more values not shown`] : [];
+	const more =
+		count > shown.length ? [`${name}: ${(count - shown.length).toLocaleString("en-US")} more values not shown`] : [];
 	const head = `${name}: ${count.toLocaleString("en-US")} values, ${digest(json)}`;
 	return [head, ...shown, ...more].map((line, i) => ({ line, start: i === 1 ? line : "" }));
 }

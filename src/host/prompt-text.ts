@@ -54,7 +54,7 @@ function promptLabel(caller: Pick<CallerInfo, "tokenName" | "client">): string {
 }
 
 /** The prompt on a screen too narrow for any row: fixed text, nothing the caller chose. */
-export const TOO_NARROW = [
+const TOO_NARROW = [
 	"Allow tool: remote call (A2A) — screen too narrow",
 	"A remote call (A2A) asks for approval, but this screen is too narrow to show what it runs. Deny it, widen the screen and have the call sent again.",
 ].join("\n");
@@ -116,7 +116,11 @@ export function approvalTitle(hostTitle: string, call: PromptCall): string {
 	const what = inner
 		? `${asked} inside the remote ${tool} call (a subagent's tool), as the host shows it`
 		: "the host's prompt text, not checked against the call's arguments";
-	return titled(`Allow tool: ${inner ? asked : tool} — remote call (A2A): ${startOf(shown)}`, [`${what}: ${shown}`], call);
+	return titled(
+		`Allow tool: ${inner ? asked : tool} — remote call (A2A): ${startOf(shown)}`,
+		[`${what}: ${shown}`],
+		call,
+	);
 }
 
 /** Any other dialog a remote call opens: its title as one exactly-shown value, then whose call it is. */
@@ -126,7 +130,8 @@ export function dialogTitle(
 	width: number | null = Number.POSITIVE_INFINITY,
 ): string {
 	if (width === null) return TOO_NARROW;
-	return layout([`A dialog of a remote call (A2A): ${showExactlyCut(hostTitle, VALUE_MAX)}`, promptLabel(caller)], width).join(
-		"\n",
-	);
+	return layout(
+		[`A dialog of a remote call (A2A): ${showExactlyCut(hostTitle, VALUE_MAX)}`, promptLabel(caller)],
+		width,
+	).join("\n");
 }

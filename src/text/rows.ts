@@ -17,9 +17,10 @@ export const CONTINUED = "┆ ";
 /**
  * Widest row of any prompt: every screen of at least ROW_MAX + 4 columns (omp's dialog holds
  * columns − 4) shows it whole, the host's terminal and a Collab guest (a phone) alike.
+ * @internal
  */
 export const ROW_MAX = 36;
-/** Narrowest row a prompt is laid out in; below it a prompt shows a fixed text instead. */
+/** Narrowest row a prompt is laid out in; below it a prompt shows a fixed text instead. @internal */
 export const MIN_ROW = 16;
 /** Widest cluster kept as it is; a wider one is escaped so it never fills a narrow row alone. */
 const MAX_CLUSTER = 4;
@@ -40,9 +41,10 @@ const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 /** Drawn on the cell before it by every terminal: combining marks and variation selectors. */
 const ON_PREVIOUS = /^[\p{Mn}\p{Me}]$/u;
 /** Drawn two cells wide by some terminal whatever its presentation selector says. */
-const PICTURE = /^[\p{Extended_Pictographic}\p{Regional_Indicator}\u{1f3fb}-\u{1f3ff}]$/u;
+const PICTURE = /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator}|\p{Emoji_Modifier})$/u;
 /** What a terminal interprets or hides instead of drawing (src/text/show.ts escapes these too). */
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+const PRINTABLE_ASCII = /^[\x20-\x7e]$/;
 
 function pointWidth(cp: string): number {
 	if (ON_PREVIOUS.test(cp)) return 0;
@@ -50,7 +52,8 @@ function pointWidth(cp: string): number {
 }
 
 /** Columns `cluster` may take on the widest-drawing terminal. */
-export function clusterWidth(cluster: string): number {
+function clusterWidth(cluster: string): number {
+	if (PRINTABLE_ASCII.test(cluster)) return 1;
 	let sum = 0;
 	for (const cp of cluster) sum += pointWidth(cp);
 	return Math.max(1, sum, Bun.stringWidth(cluster, WIDE));
@@ -67,7 +70,7 @@ const escaped = (cluster: string): string[] =>
 	Array.from(cluster, cp => `\\u{${(cp.codePointAt(0) ?? 0).toString(16)}}`).flatMap(e => Array.from(e));
 
 /** The clusters of `text` with their widths, a cluster no terminal agrees on replaced by its escapes. */
-export function clusters(text: string): { text: string; width: number }[] {
+function clusters(text: string): { text: string; width: number }[] {
 	const out: { text: string; width: number }[] = [];
 	for (const { segment } of segmenter.segment(text)) {
 		const width = clusterWidth(segment);
@@ -94,12 +97,14 @@ function lineRows(line: string, width: number, indent: string): string[] {
 	const room = (prefix: string) => Math.max(MAX_CLUSTER, width - textWidth(prefix));
 	const out: string[] = [];
 	let prefix = first;
+	let free = room(first);
 	let row = "";
 	let used = 0;
 	for (const c of clusters(line)) {
-		if (used + c.width > room(prefix) && row !== "") {
+		if (used + c.width > free && row !== "") {
 			out.push(`${prefix}${row}`);
 			prefix = next;
+			free = room(next);
 			row = "";
 			used = 0;
 		}

@@ -7,13 +7,19 @@
  * write itself starts with the mark. Both the TUI dialog's title and the headless host's prompt.
  */
 import { describe, expect, test } from "bun:test";
-import { visibleWidth } from "@oh-my-pi/pi-tui";
+import { dirname } from "node:path";
 import { Terminal } from "@xterm/headless";
 import fc from "fast-check";
 import { formatPrompt } from "../../../src/headless/cli.ts";
 import { parseApprovalTitle } from "../../../src/headless/frames.ts";
 import { approvalTitle, dialogRowWidth } from "../../../src/host/prompt-text.ts";
 import { CONTINUED } from "../../../src/text/rows.ts";
+
+/** omp's own width function: pi-tui as the pinned omp resolves it (the TUI wraps its dialog by it). */
+const omp = dirname(Bun.resolveSync("@oh-my-pi/pi-coding-agent", import.meta.dir));
+const { visibleWidth } = (await import(Bun.resolveSync("@oh-my-pi/pi-tui", omp))) as {
+	visibleWidth(text: string): number;
+};
 
 const GRAPHEMES = [
 	"a",
@@ -105,7 +111,7 @@ describe("class 1, generated: every row of a prompt fits every screen it reaches
 					"[y]es / [N]o",
 				];
 				expect(headless.length).toBe(starts.length);
-				starts.forEach((start, i) => expect(headless[i]).toStartWith(start));
+				for (const [i, start] of starts.entries()) expect(headless[i]).toStartWith(start);
 			}),
 			{ numRuns: 150 },
 		);
@@ -145,7 +151,8 @@ describe("class 1, the attacks of finding 1 (a)–(d)", () => {
 	});
 
 	test("(d) whatever the host's width, rows fit a 40-column guest (ROW_MAX + 4); under 20 columns a fixed prompt", async () => {
-		for (const columns of [40, 64, 100, 200, 1000]) await fitsEveryMeasure(title("y".repeat(400), "c".repeat(80), columns), 36);
+		for (const columns of [40, 64, 100, 200, 1000])
+			await fitsEveryMeasure(title("y".repeat(400), "c".repeat(80), columns), 36);
 		const narrow = title("touch /tmp/x", "phone", 19);
 		expect(narrow.join("\n")).not.toContain("touch");
 		expect(narrow.join("\n")).not.toContain("phone");
