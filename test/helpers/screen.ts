@@ -48,6 +48,12 @@ export class Screen {
 		return out;
 	}
 
+	/** The terminal is resized to `cols` x `rows` (the program gets SIGWINCH, the emulator redraws at the new size). */
+	resize(cols: number, rows: number): void {
+		this.#pty.resize(cols, rows);
+		this.#emulator.resize(cols, rows);
+	}
+
 	/** Types `text` as keys ("\r" is Enter, "\x1b[B" the down arrow). */
 	type(text: string): void {
 		this.#pty.write(text);
