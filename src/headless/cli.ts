@@ -55,7 +55,7 @@ export function describeAnswerer(mode: ApprovalsMode, timeoutMs: number): string
 }
 
 /** The prompt on a terminal too narrow for any row (`rowWidth`): fixed text, nothing the caller chose. */
-const TOO_NARROW = "\nApproval needed: a remote call, but this terminal is too narrow to show it. Deny? [y]es / [N]o: ";
+const TOO_NARROW = "\nApproval needed: a remote call, but this terminal is too narrow to show it. Deny? [y/N] ";
 
 /**
  * The prompt: a header naming the tool and the caller, the detail rows, and the line that asks, which
@@ -72,7 +72,7 @@ export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting:
 		details.push(`… ${prompt.details.length - MAX_DETAIL_LINES} more lines`);
 	const queue = waiting > 0 ? ` (${waiting} more waiting)` : "";
 	const tool = showSafely(prompt.tool, 200);
-	const answer = `[y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `;
+	const answer = `[y/N] Deny in ${Math.round(timeoutMs / 1000)} s: `;
 	const ask = Number.isFinite(w)
 		? [...rows(`Approve? ${tool}${startIn(prompt.start, w - textWidth(`Approve? ${tool} ()`))}`, w), ...rows(answer, w)]
 		: [`Approve? ${tool}${startIn(prompt.start, 120)} ${answer}`];

@@ -115,7 +115,7 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 			}),
 			{ numRuns: 300 },
 		);
-	});
+	}, 30_000);
 });
 
 describe("approvalTitle: every argument that decides what happens is shown (issue 30 defect 3)", () => {
@@ -245,7 +245,7 @@ describe("the headless host reads the bridge's title back (one format, writer an
 		// Rows of at most 36 columns (rowWidth), the header's continuation marked, the answer on a row of its own.
 		expect(screen.slice(1, 3)).toEqual(["Approval needed: bash from token ci,", `${CONTINUED} client claude-code`]);
 		expect(screen.at(-2)).toBe("Approve? bash (Command: touch /tm…)");
-		expect(screen.at(-1)).toBe("[y]es / [N]o — Deny in 60 s: ");
+		expect(screen.at(-1)).toBe("[y/N] Deny in 60 s: ");
 		for (const row of screen) expect(Bun.stringWidth(row, { ambiguousIsNarrow: false })).toBeLessThanOrEqual(36);
 		expect(screen.slice(3, -2).every(r => r.startsWith("  "))).toBe(true);
 	});

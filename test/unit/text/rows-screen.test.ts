@@ -108,7 +108,7 @@ describe("class 1, generated: every row of a prompt fits every screen it reaches
 					"  Command: ",
 					...(command === "" ? ["  command: "] : []),
 					"Approve? ",
-					"[y]es / [N]o",
+					"[y/N] Deny",
 				];
 				expect(headless.length).toBe(starts.length);
 				for (const [i, start] of starts.entries()) expect(headless[i]).toStartWith(start);

@@ -19,6 +19,8 @@ describe("rows (contract §19): no caller text starts a terminal row", () => {
 		expect(rows("☺\ufe0f".repeat(10), 16)[0]).toBe("☺\ufe0f".repeat(8));
 		expect(textWidth("👨\u200d👩\u200d👧")).toBe(8);
 		expect(textWidth("±α┆")).toBe(6);
+		// A pictograph without VS16 too: a terminal with an emoji font draws it wide.
+		expect(textWidth("☺©")).toBe(4);
 	});
 
 	test("rowWidth: at most ROW_MAX, the screen's own room when narrower, null under MIN_ROW", () => {
