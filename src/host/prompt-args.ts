@@ -1,7 +1,7 @@
 /**
  * The argument lines of a remote call's approval prompt (contract §19, src/host/prompt-text.ts): one
  * line per argument the tool's own detail lines do not show whole, and for a long structured argument
- * one line per value inside it, so every key is shown (`env.BASH_ENV`) and each long value keeps its
+ * one line per value inside it, so every key is shown (`bash` `env`: each variable) and each long value keeps its
  * start and end. Caller text is shown exactly (src/text/show.ts). Pure.
  */
 import { createHash } from "node:crypto";
