@@ -232,4 +232,31 @@ describe("omp's TUI shows a remote call's dialog as the bridge titles it (issue 
 			await Bun.sleep(500);
 		}
 	}, 90_000);
+
+	test("issue 38: on a 19-column terminal the dialog says it is too narrow and shows nothing of the call; Deny", async () => {
+		const s = screen as Screen;
+		s.resize(19, 24);
+		try {
+			await Bun.sleep(500);
+			const marker = `tn-${crypto.randomUUID().slice(0, 8)}`;
+			const pending = call({ command: `touch ${marker}` });
+			try {
+				const rows = await s.waitFor("the fixed prompt", r => r.join("").replaceAll(/[│ ]/g, "").includes("toonarrow"));
+				const top = rows.findLastIndex(r => r.startsWith("╭"));
+				const body = rows.slice(
+					top + 1,
+					rows.findIndex((r, i) => i > top && r.includes("Approve")),
+				);
+				expect(body.join("")).not.toContain(marker.slice(0, 5));
+			} finally {
+				// Deny is one row below Approve.
+				s.type("\x1b[B\r");
+			}
+			expect((await pending).isError).toBe(true);
+			expect(existsSync(join(cwd, marker))).toBe(false);
+		} finally {
+			s.resize(80, 24);
+			await Bun.sleep(500);
+		}
+	}, 90_000);
 });
