@@ -6,7 +6,7 @@
  * escaped, and laid out in rows the terminal never wraps, so no caller text starts a row (contract §19).
  * Nothing here touches processes, the real clock or stdio.
  */
-import { rows } from "../text/rows.ts";
+import { fitWidth, rows, rowWidth, textWidth } from "../text/rows.ts";
 import { showSafely, withoutCutEscape } from "../text/show.ts";
 import type { ApprovalsMode } from "./args.ts";
 import type { ApprovalPrompt } from "./frames.ts";
@@ -41,9 +41,6 @@ const MAX_DETAIL_LINES = 40;
 /** A title the host built alone is cut at 2,000 characters; escapes may lengthen it. */
 const MAX_DETAIL_CHARS = 4000;
 const MAX_DECISION_DETAIL = 160;
-/** Columns the start of what runs may take on the Approve? line at least, however narrow the terminal. */
-const MIN_START_COLUMNS = 16;
-
 /** ` from token ci, client claude-code` when the bridge labelled the prompt, else "". */
 function callerText(prompt: ApprovalPrompt): string {
 	const c = prompt.caller;
@@ -60,38 +57,42 @@ export function describeAnswerer(mode: ApprovalsMode, timeoutMs: number): string
 	return `prompts: asked on this terminal (--approvals ask); Deny after ${Math.round(timeoutMs / 1000)} s without an answer`;
 }
 
-/** `text` cut to `columns` display columns, ending in `…` when cut. */
-function fitColumns(text: string, columns: number): string {
-	if (Bun.stringWidth(text) <= columns) return text;
-	let out = "";
-	for (const ch of text) {
-		if (Bun.stringWidth(`${out}${ch}…`) > columns) break;
-		out += ch;
-	}
-	return `${withoutCutEscape(out)}…`;
-}
+/** The prompt on a terminal too narrow for any row (`rowWidth`): fixed text, nothing the caller chose. */
+const TOO_NARROW = "\nApproval needed: a remote call, but this terminal is too narrow to show it. Deny? [y/N] ";
 
 /**
  * The prompt: a header naming the tool and the caller, the detail rows, and the line that asks, which
- * names the tool and the start of what runs. Every line is laid out in rows of `width` columns.
+ * names the tool and the start of what runs. On a terminal every line is laid out in rows no wider
+ * than `rowWidth` allows for `width` columns (the rule the TUI dialog and its guests follow too), the
+ * answer on a row of its own; otherwise (`width` Infinity) each line stays whole.
  * @internal
  */
 export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number, width = Infinity): string {
+	const w = Number.isFinite(width) ? rowWidth(width, 0) : Number.POSITIVE_INFINITY;
+	if (w === null) return TOO_NARROW;
 	const details = prompt.details.slice(0, MAX_DETAIL_LINES).map(d => showSafely(d, MAX_DETAIL_CHARS));
 	if (prompt.details.length > MAX_DETAIL_LINES)
 		details.push(`… ${prompt.details.length - MAX_DETAIL_LINES} more lines`);
 	const queue = waiting > 0 ? ` (${waiting} more waiting)` : "";
 	const tool = showSafely(prompt.tool, 200);
-	const answer = `[y]es / [N]o — Deny in ${Math.round(timeoutMs / 1000)} s: `;
-	const fixed = `Approve? ${tool} () ${answer}`;
-	const room = Number.isFinite(width) ? Math.max(MIN_START_COLUMNS, width - Bun.stringWidth(fixed) - 1) : 120;
-	const start = prompt.start ? ` (${fitColumns(showSafely(prompt.start), room)})` : "";
+	const answer = `[y/N] Deny in ${Math.round(timeoutMs / 1000)} s: `;
+	const ask = Number.isFinite(w)
+		? [...rows(`Approve? ${tool}${startIn(prompt.start, w - textWidth(`Approve? ${tool} ()`))}`, w), ...rows(answer, w)]
+		: [`Approve? ${tool}${startIn(prompt.start, 120)} ${answer}`];
 	return [
 		"",
-		...rows(`Approval needed${queue}: ${tool}${callerText(prompt)}`, width),
-		...details.flatMap(d => rows(d, width, "  ")),
-		...rows(`Approve? ${tool}${start} ${answer}`, width),
+		...rows(`Approval needed${queue}: ${tool}${callerText(prompt)}`, w),
+		...details.flatMap(d => rows(d, w, "  ")),
+		...ask,
 	].join("\n");
+}
+
+/** ` (<start of what runs>)` cut to `columns` columns, or "" when there is no start or no room. */
+function startIn(start: string, columns: number): string {
+	if (!start || columns < 2) return "";
+	const shown = showSafely(start);
+	const fitted = fitWidth(shown, columns);
+	return ` (${fitted === shown ? shown : `${withoutCutEscape(fitted.slice(0, -1))}…`})`;
 }
 
 /** The one line printed for every decision, whatever the mode. */

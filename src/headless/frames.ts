@@ -47,14 +47,11 @@ export function parseApprovalTitle(title: string): Omit<ApprovalPrompt, "id"> {
 	const lines = title.split("\n");
 	const bridge = BRIDGE_TITLE.exec(lines[0] ?? "");
 	if (bridge?.[1]) {
-		const label = PROMPT_LABEL.exec(lines.at(-1) ?? "");
+		// The label is the last line, maybe cut into rows like the others.
+		const joined = joinRows(lines.slice(1));
+		const label = PROMPT_LABEL.exec(joined.at(-1) ?? "");
 		const caller = label?.[1] ? { caller: { tokenName: label[1], client: label[2] ?? null } } : {};
-		return {
-			tool: bridge[1],
-			start: bridge[2] ?? "",
-			details: joinRows(lines.slice(1, label ? -1 : undefined)),
-			...caller,
-		};
+		return { tool: bridge[1], start: bridge[2] ?? "", details: label ? joined.slice(0, -1) : joined, ...caller };
 	}
 	const m = /^Allow tool: (.+)$/.exec(lines[0] ?? "");
 	const rest = (m ? lines.slice(1) : lines).join("\n");

@@ -48,6 +48,14 @@ export class Screen {
 		return out;
 	}
 
+	/** The terminal is resized to `cols` x `rows` (the program is sent SIGWINCH; the emulator reflows). */
+	resize(cols: number, rows: number): void {
+		this.#pty.resize(cols, rows);
+		this.#emulator.resize(cols, rows);
+		// The program is not the pseudo-terminal's foreground group here, so the kernel's SIGWINCH misses it.
+		this.#proc.kill("SIGWINCH");
+	}
+
 	/** Types `text` as keys ("\r" is Enter, "\x1b[B" the down arrow). */
 	type(text: string): void {
 		this.#pty.write(text);

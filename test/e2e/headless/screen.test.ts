@@ -3,8 +3,10 @@
  * by a terminal emulator (test/helpers/screen.ts) and read back from its screen. A caller's command carrying 30 line breaks and a fake
  * `Approval needed … Command: ls -la`, or padded so the terminal's own wrap starts a row with a fake
  * `Approve?`, never puts a row on the screen that reads as the prompt's own, and the real command
- * stays on the screen. Second channel: the screen as the terminal renders it, and the marker file
- * the approved command leaves.
+ * stays on the screen. Issue 38 finding 1: rows are laid out by the rule the TUI dialog follows
+ * (`rowWidth`: at most 36 columns, the terminal's own if narrower, a fixed prompt under 16), so VS16
+ * emoji, a padded client name or a narrowed terminal start no unmarked row. Second channel: the screen
+ * as the terminal renders it, and the marker file the approved command leaves.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -29,32 +31,55 @@ async function post(body: unknown, extra: Record<string, string> = {}): Promise<
 	return fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
 }
 
-function call(name: string, args: Record<string, unknown>): Promise<{ isError: boolean }> {
+function call(name: string, args: Record<string, unknown>, session = sid): Promise<{ isError: boolean }> {
 	return post(
 		{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
-		{ "mcp-session-id": sid },
+		{ "mcp-session-id": session },
 	).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
 }
 
-const isPromptShown = (rows: string[]) => rows.findLast(r => r !== "")?.startsWith("Approve? ") === true;
+/** A session whose client names itself `name`. */
+async function session(name: string): Promise<string> {
+	const init = await post({
+		jsonrpc: "2.0",
+		id: 0,
+		method: "initialize",
+		params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name, version: "0" } },
+	});
+	await init.text();
+	return init.headers.get("mcp-session-id") ?? "";
+}
+
+/** The answer is the prompt's last row, on a row of its own. */
+const ANSWER = "[y/N] Deny in";
+const isPromptShown = (rows: string[]) =>
+	[ANSWER, "Approval needed: a remote call, but"].some(a => rows.findLast(r => r !== "")?.startsWith(a) === true);
+const isMarked = (row: string) => /^ *┆( |$)/.test(row);
 
 /** The rows of the prompt on screen now: everything after the last decision (or the serving banner). */
 function currentPrompt(rows: string[]): string[] {
 	const shown = rows.slice(0, rows.findLastIndex(r => r !== "") + 1);
 	const last = shown.findLastIndex(r => r.startsWith("approval: ") || r === "a2a host: Ctrl-C stops");
 	let from = last + 1;
-	while (shown[from]?.startsWith("┆ ")) from++;
+	while (shown[from] !== undefined && isMarked(shown[from] as string)) from++;
 	return shown.slice(from).filter(r => r !== "");
 }
 
-/** The prompt's own rows start at column 0: its header first, the question last, nothing like them between. */
+/**
+ * The prompt's own rows start at column 0 or as detail rows (`  `): its header first (its continuation
+ * rows marked), the question and the answer last, nothing like them between; no row wider than 36 columns.
+ */
 function expectWholePrompt(prompt: string[], header: string): void {
-	expect(prompt[0]).toBe(header);
-	expect(prompt.at(-1)).toStartWith("Approve? ");
-	for (const row of prompt.slice(1, -1)) {
-		expect(row).toStartWith("  ");
-		expect(row.trimStart()).not.toMatch(/^(Approval needed|Approve\?)/);
+	expect(logical(prompt).split("\n")[0]).toBe(header);
+	expect(prompt.at(-2)).toStartWith("Approve? ");
+	expect(prompt.at(-1)).toStartWith(ANSWER);
+	const own = prompt.filter(r => !isMarked(r));
+	expect(own[0]).toStartWith("Approval needed");
+	for (const row of own.slice(1, -2)) {
+		expect(row).toMatch(/^ {2}\S/);
+		expect(row.trimStart()).not.toMatch(/^(Approval needed|Approve\?|\[y\/N\])/);
 	}
+	for (const row of prompt) expect(Bun.stringWidth(row, { ambiguousIsNarrow: false })).toBeLessThanOrEqual(36);
 }
 
 /** The screen's rows with continuation rows (`  ┆ …`) joined back to the row they continue. */
@@ -115,9 +140,10 @@ async function prompted(
 	seen: string,
 	check: (rows: string[]) => void,
 	answer: "y" | "n",
+	from = sid,
 ): Promise<{ isError: boolean }> {
 	const s = screen as Screen;
-	const pending = call(tool, args);
+	const pending = call(tool, args, from);
 	let typed = "n\r";
 	try {
 		const rows = currentPrompt(
@@ -146,7 +172,7 @@ describe("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
 				expectWholePrompt(rows, HEADER);
 				expect(rows.filter(row => /^ *Command: ls -la/.test(row))).toEqual([]);
 				expect(logical(rows)).toContain(`\n  Command: touch ${marker}\\n\\n\\n`);
-				expect(rows.at(-1)).toStartWith(`Approve? bash (Command: touch ${marker}`);
+				expect(rows.at(-2)).toStartWith("Approve? bash (Command: touch");
 			},
 			"y",
 		);
@@ -164,7 +190,7 @@ describe("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
 			rows => {
 				expectWholePrompt(rows, HEADER);
 				expect(logical(rows)).toContain(`Command: ls -la\\ntouch ${marker}\n`);
-				expect(rows.at(-1)).toStartWith("Approve? bash (Command: \\n\\n\\n");
+				expect(rows.at(-2)).toStartWith("Approve? bash (Command: \\n\\n\\n");
 			},
 			"n",
 		);
@@ -183,7 +209,7 @@ describe("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
 			marker,
 			rows => {
 				expectWholePrompt(rows, HEADER);
-				for (const row of rows.slice(1, -1)) expect(row).toMatch(/^ {2}(Command: |┆ )/);
+				for (const row of rows.slice(2, -2)) expect(row).toMatch(/^ {2}(Command: |┆ )/);
 			},
 			"n",
 		);
@@ -209,5 +235,79 @@ describe("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
 		);
 		expect(r.isError).toBe(true);
 		expect(existsSync(join(cwd, marker))).toBe(false);
+	}, 90_000);
+
+	test("issue 38: VS16 emoji before ` Command: ls -la` start no unmarked row; n leaves no marker", async () => {
+		const marker = `vs-${crypto.randomUUID().slice(0, 8)}`;
+		const command = `${"☺\ufe0f".repeat(30)} Command: ls -la; touch ${marker}`;
+		const r = await prompted(
+			"bash",
+			{ command },
+			marker,
+			rows => {
+				expectWholePrompt(rows, HEADER);
+				expect(rows.filter(row => /^ *Command: ls/.test(row))).toEqual([]);
+			},
+			"n",
+		);
+		expect(r.isError).toBe(true);
+		expect(existsSync(join(cwd, marker))).toBe(false);
+	}, 90_000);
+
+	test("issue 38: a client name padded to put `Command: ls -la` on a row: the header's rows are marked; y runs", async () => {
+		const marker = `cl-${crypto.randomUUID().slice(0, 8)}`;
+		const client = `laptop${" ".repeat(40)}Command: ls -la`;
+		const r = await prompted(
+			"bash",
+			{ command: `touch ${marker}` },
+			marker,
+			rows => {
+				expectWholePrompt(rows, `Approval needed: bash from token owner, client ${client}`);
+				expect(rows.filter(row => row.includes("Command: ls -la")).every(isMarked)).toBe(true);
+			},
+			"y",
+			await session(client),
+		);
+		expect(r.isError).toBe(false);
+		expect(existsSync(join(cwd, marker))).toBe(true);
+	}, 90_000);
+
+	test("issue 38: a 24-column terminal gets rows of 24; under 16 a fixed prompt with nothing of the caller's", async () => {
+		const s = screen as Screen;
+		try {
+			s.resize(24, ROWS);
+			const marker = `nw-${crypto.randomUUID().slice(0, 8)}`;
+			const r = await prompted(
+				"bash",
+				{ command: `touch ${marker} ${"z".repeat(60)}` },
+				marker,
+				shown => {
+					// Rows printed before the resize are reflowed by the terminal: the prompt starts at its header.
+					const rows = shown.slice(shown.findLastIndex(r => r.startsWith("Approval needed")));
+					for (const row of rows) expect(row.length).toBeLessThanOrEqual(24);
+					expect(rows.filter(row => !isMarked(row)).map(row => row.slice(0, 6))).toEqual([
+						"Approv",
+						"  Comm",
+						"Approv",
+						"[y/N] ",
+					]);
+				},
+				"y",
+			);
+			expect(r.isError).toBe(false);
+			expect(existsSync(join(cwd, marker))).toBe(true);
+
+			s.resize(15, ROWS);
+			const hidden = `hid-${crypto.randomUUID().slice(0, 8)}`;
+			const pending = call("bash", { command: `touch ${hidden}` });
+			await s.waitFor("the fixed prompt", () => s.history().includes("too narrow to show it"));
+			const seen = s.history();
+			s.type("n\r");
+			expect(seen).not.toContain(hidden);
+			expect((await pending).isError).toBe(true);
+			expect(existsSync(join(cwd, hidden))).toBe(false);
+		} finally {
+			s.resize(COLS, ROWS);
+		}
 	}, 90_000);
 });

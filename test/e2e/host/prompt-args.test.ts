@@ -129,4 +129,34 @@ describe("the approval title is what runs (issue 30 defects 1 and 3)", () => {
 		expect(logical(r.title)).toContain(`input: ${input.replaceAll("\n", "\\n")}`);
 		expect(readFileSync(path, "utf8")).toBe("keep\n");
 	}, 60_000);
+
+	test("issue 38 finding 6: bash env padded past 600 characters still shows every key; what ran saw those values", async () => {
+		const dir = join(host.cwd, `pad-${crypto.randomUUID()}`);
+		mkdirSync(dir);
+		const late = `late-${crypto.randomUUID()}`;
+		const args = {
+			command: 'printf %s "$A2A_LATE" > probe.txt',
+			env: { PAD: "a".repeat(600), BASH_ENV: "./x.sh", A2A_LATE: late },
+			cwd: dir,
+		};
+		const r = await prompted("bash", args, t => t.includes(late), "Approve");
+		const lines = logical(r.title);
+		expect(lines).toContain('env.BASH_ENV: "./x.sh"');
+		expect(lines).toContain(`env.A2A_LATE: "${late}"`);
+		expect(lines.find(l => l.startsWith("env.PAD: "))).toMatch(/^env\.PAD: "a+" … [\d,]+ characters not shown … "a+"$/);
+		// The value after the padding is the one the command saw (omp itself drops BASH_ENV from a bash env).
+		expect(readFileSync(join(dir, "probe.txt"), "utf8")).toBe(late);
+	}, 60_000);
+
+	test("issue 38 finding 6: hub args with a long element keep its end on the title; approved, that end ran", async () => {
+		const marker = `end-${crypto.randomUUID()}`;
+		const name = `p${String(Math.random()).slice(2, 8)}`;
+		const script = `: ${"x".repeat(400)}; touch ${marker}`;
+		const args = { op: "start", name, application: "/bin/sh", args: ["-c", script], cwd: host.cwd, pty: false };
+		const r = await prompted("hub", args, t => t.includes(name), "Approve");
+		const lines = logical(r.title);
+		expect(lines).toContain('args[0]: "-c"');
+		expect(lines.find(l => l.startsWith("args[1]: "))).toEndWith(`touch ${marker}"`);
+		await waitFor(`${marker} made by the approved hub start`, () => existsSync(join(host.cwd, marker)));
+	}, 60_000);
 });

@@ -1,9 +1,11 @@
 /**
- * Issue 30 defect 1 in omp's own TUI on an 80x24 terminal (a pseudo-terminal rendered by a terminal
+ * Issue 30 defect 1 and issue 38 finding 1 in omp's own TUI on an 80x24 terminal (a pseudo-terminal rendered by a terminal
  * emulator, test/helpers/screen.ts; the test reads the screen): the approval dialog of a remote call carries the bridge's title, so a command with 30 line breaks and
  * a fake prompt, or one padded to the dialog's width, shows inside the dialog as escaped, marked rows
- * under a first line that names the tool and the start of what runs. Second channel: the screen, and
- * the marker file the approved or denied command leaves or not.
+ * under a first line that names the tool and the start of what runs. Issue 38: VS16 emoji, a padded
+ * client name and a 42-column terminal start no unmarked row, and every row is at most 36 columns (a
+ * 40-column Collab guest holds it). Second channel: the screen, and the marker file the approved or
+ * denied command leaves or not.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,11 +28,36 @@ function post(body: unknown, extra: Record<string, string> = {}): Promise<Respon
 	return fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
 }
 
-const call = (args: Record<string, unknown>) =>
+const call = (args: Record<string, unknown>, session = sid) =>
 	post(
 		{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bash", arguments: args } },
-		{ "mcp-session-id": sid },
+		{ "mcp-session-id": session },
 	).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
+
+/** A session whose client names itself `name` (the label shows it). */
+async function session(name: string): Promise<string> {
+	const init = await post({
+		jsonrpc: "2.0",
+		id: 0,
+		method: "initialize",
+		params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name, version: "0" } },
+	});
+	await init.text();
+	return init.headers.get("mcp-session-id") ?? "";
+}
+
+/** Rows a 40-column Collab guest's dialog holds (columns − 4), whatever the host's width (src/text/rows.ts ROW_MAX). */
+const GUEST_ROW = 36;
+
+/** The rules of issue 38 on a dialog's body: rows the guest holds; only the prompt's own rows unmarked. */
+function checkRows(body: string[]): void {
+	for (const row of body) expect(Bun.stringWidth(row, { ambiguousIsNarrow: false })).toBeLessThanOrEqual(GUEST_ROW);
+	// A marked row of blanks reads back as the mark alone (the screen's trailing blanks are trimmed).
+	const own = body.filter(r => !(r === "┆" || r.startsWith("┆ ")));
+	expect(own.map(r => r.slice(0, 9))).toEqual(["Command: ", "Remote ca"]);
+	expect(own[0]).toStartWith("Command: ");
+	expect(own[1]).toStartWith("Remote call (A2A)");
+}
 
 /** The dialog on screen: its title row (`╭─ … ─╮`) and the rows inside it up to the options. */
 function dialog(rows: string[]): { title: string; body: string[] } | null {
@@ -91,9 +118,10 @@ async function answered(
 	marker: string,
 	check: (d: { title: string; body: string[] }) => void,
 	pick: "Approve" | "Deny",
+	session = sid,
 ): Promise<{ isError: boolean }> {
 	const s = screen as Screen;
-	const pending = call({ command });
+	const pending = call({ command }, session);
 	let keys = "Deny";
 	try {
 		const rows = await s.waitFor("the approval dialog", r => {
@@ -117,8 +145,14 @@ describe("omp's TUI shows a remote call's dialog as the bridge titles it (issue 
 			marker,
 			d => {
 				expect(d.title).toStartWith("╭─ Allow tool: bash — remote call (A2A): Command: \\n\\n\\n");
-				expect(d.body.at(-1)).toBe("Remote call (A2A): token owner, client test");
-				for (const row of d.body.slice(0, -1)) expect(row).toMatch(/^(Command: |┆ )/);
+				// The label is cut into marked rows like every other line.
+				expect(
+					d.body
+						.slice(-2)
+						.map(r => r.replace(/^┆ /, ""))
+						.join(""),
+				).toBe("Remote call (A2A): token owner, client test");
+				checkRows(d.body);
 				expect(d.body.join("").replaceAll("┆ ", "")).toContain(`Command: ls -la\\ntouch ${marker}`);
 			},
 			"Deny",
@@ -134,12 +168,95 @@ describe("omp's TUI shows a remote call's dialog as the bridge titles it (issue 
 			command,
 			marker,
 			d => {
-				for (const row of d.body.slice(0, -1)) expect(row).toMatch(/^(Command: |┆ )/);
+				checkRows(d.body);
 				expect(d.body.filter(row => row.trimStart().startsWith("❯"))).toEqual([]);
 			},
 			"Approve",
 		);
 		expect(r.isError).toBe(false);
 		expect(existsSync(join(cwd, marker))).toBe(true);
+	}, 90_000);
+
+	test("issue 38 (a): VS16 emoji before ` Command: ls -la` start no unmarked row; Deny leaves no marker", async () => {
+		const marker = `vs-${crypto.randomUUID().slice(0, 8)}`;
+		const r = await answered(
+			`${"☺\ufe0f".repeat(30)} Command: ls -la; touch ${marker}`,
+			marker,
+			d => {
+				checkRows(d.body);
+				expect(d.body.filter(row => row.startsWith("Command: ls"))).toEqual([]);
+			},
+			"Deny",
+		);
+		expect(r.isError).toBe(true);
+		expect(existsSync(join(cwd, marker))).toBe(false);
+	}, 90_000);
+
+	test("issue 38 (b): a client name padded to put `Command: ls -la` on a row: the label's rows are marked; Approve runs", async () => {
+		const marker = `cl-${crypto.randomUUID().slice(0, 8)}`;
+		const padded = await session(`laptop${" ".repeat(40)}Command: ls -la`);
+		const r = await answered(
+			`touch ${marker}`,
+			marker,
+			d => {
+				checkRows(d.body);
+				expect(d.body.filter(row => row.includes("Command: ls -la")).every(row => row.startsWith("┆ "))).toBe(true);
+			},
+			"Approve",
+			padded,
+		);
+		expect(r.isError).toBe(false);
+		expect(existsSync(join(cwd, marker))).toBe(true);
+	}, 90_000);
+
+	test("issue 38 (c): on a 42-column terminal plain ASCII rows fit the dialog (no row wrapped by the TUI)", async () => {
+		const s = screen as Screen;
+		s.resize(42, 24);
+		try {
+			await Bun.sleep(500);
+			const marker = `n-${crypto.randomUUID().slice(0, 8)}`;
+			const r = await answered(
+				`touch ${marker}; echo ${"x".repeat(120)} Command: ls -la`,
+				marker,
+				d => {
+					checkRows(d.body);
+					// The dialog body holds 38 columns: a row the TUI had to wrap would start a row unmarked.
+					for (const row of d.body) expect(row.length).toBeLessThanOrEqual(38);
+				},
+				"Approve",
+			);
+			expect(r.isError).toBe(false);
+			expect(existsSync(join(cwd, marker))).toBe(true);
+		} finally {
+			s.resize(80, 24);
+			await Bun.sleep(500);
+		}
+	}, 90_000);
+
+	test("issue 38: on a 19-column terminal the dialog says it is too narrow and shows nothing of the call; Deny", async () => {
+		const s = screen as Screen;
+		s.resize(19, 24);
+		try {
+			await Bun.sleep(500);
+			const marker = `tn-${crypto.randomUUID().slice(0, 8)}`;
+			const pending = call({ command: `touch ${marker}` });
+			try {
+				const rows = await s.waitFor("the fixed prompt", r => r.join("").replaceAll(/[│ ]/g, "").includes("toonarrow"));
+				const top = rows.findLastIndex(r => r.startsWith("╭"));
+				const body = rows.slice(
+					top + 1,
+					rows.findIndex((r, i) => i > top && r.includes("Approve")),
+				);
+				expect(body.join("")).not.toContain(marker.slice(0, 5));
+			} finally {
+				// Deny is one row below Approve.
+				s.type("\x1b[B\r");
+			}
+			expect((await pending).isError).toBe(true);
+			expect(existsSync(join(cwd, marker))).toBe(false);
+		} finally {
+			s.resize(80, 24);
+			await Bun.sleep(500);
+		}
 	}, 90_000);
 });

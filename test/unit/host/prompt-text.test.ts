@@ -115,7 +115,7 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 			}),
 			{ numRuns: 300 },
 		);
-	});
+	}, 30_000);
 });
 
 describe("approvalTitle: every argument that decides what happens is shown (issue 30 defect 3)", () => {
@@ -199,8 +199,13 @@ describe("approvalTitle: every argument that decides what happens is shown (issu
 	});
 
 	test("rows are cut for the TUI only: over rpc (stdout not a terminal) every line stays whole", () => {
-		expect(dialogRowWidth({ isTTY: true, columns: 80 })).toBe(72);
-		expect(dialogRowWidth({ isTTY: true, columns: 30 })).toBe(40);
+		// At most ROW_MAX (36) for any terminal, so a 40-column Collab guest holds every row; the dialog's
+		// columns − 4 when narrower; none under 20 columns (a fixed prompt).
+		expect(dialogRowWidth({ isTTY: true, columns: 80 })).toBe(36);
+		expect(dialogRowWidth({ isTTY: true, columns: 42 })).toBe(36);
+		expect(dialogRowWidth({ isTTY: true, columns: 30 })).toBe(26);
+		expect(dialogRowWidth({ isTTY: true, columns: 20 })).toBe(16);
+		expect(dialogRowWidth({ isTTY: true, columns: 19 })).toBeNull();
 		expect(dialogRowWidth({ isTTY: false, columns: 80 })).toBe(Number.POSITIVE_INFINITY);
 		expect(dialogRowWidth({})).toBe(Number.POSITIVE_INFINITY);
 		const command = `touch ${"x".repeat(200)}\nrm -rf ~`;
@@ -237,12 +242,12 @@ describe("the headless host reads the bridge's title back (one format, writer an
 		expect(parsed.start).toStartWith("Command: touch /tmp/PWNED\\n");
 		const screen = formatPrompt({ id: "1", ...parsed }, 60_000, 0, 80).split("\n");
 		expect(screen.length).toBeLessThan(24);
-		expect(screen.filter(r => r.startsWith("Approval needed"))).toEqual([
-			"Approval needed: bash from token ci, client claude-code",
-		]);
-		expect(screen.at(-1)).toStartWith("Approve? bash (Command: touch /tmp/PWNED\\n");
-		for (const row of screen) expect(Bun.stringWidth(row)).toBeLessThanOrEqual(80);
-		expect(screen.slice(2, -1).every(r => r.startsWith("  "))).toBe(true);
+		// Rows of at most 36 columns (rowWidth), the header's continuation marked, the answer on a row of its own.
+		expect(screen.slice(1, 3)).toEqual(["Approval needed: bash from token ci,", `${CONTINUED} client claude-code`]);
+		expect(screen.at(-2)).toBe("Approve? bash (Command: touch /tm…)");
+		expect(screen.at(-1)).toBe("[y/N] Deny in 60 s: ");
+		for (const row of screen) expect(Bun.stringWidth(row, { ambiguousIsNarrow: false })).toBeLessThanOrEqual(36);
+		expect(screen.slice(3, -2).every(r => r.startsWith("  "))).toBe(true);
 	});
 
 	test("a label-like line inside a host-built title is not a caller, and no line of it is a row of its own", () => {
@@ -250,5 +255,82 @@ describe("the headless host reads the bridge's title back (one format, writer an
 		expect(parsed.caller).toBeUndefined();
 		expect(parsed.details).toHaveLength(1);
 		expect(parsed.details[0]).toStartWith("Command: x\\nApproval needed");
+	});
+});
+
+/** The title's lines with the rows the bridge cut joined back. */
+const joinedLines = (title: string): string[] => title.replaceAll(`\n${CONTINUED}`, "").split("\n");
+
+describe("issue 38 finding 6: every key of a structured argument is shown, each long value by start and end", () => {
+	test("bash env {PAD: 600 × a, BASH_ENV}: BASH_ENV is on a line of its own, PAD keeps start and end", () => {
+		const env = { PAD: "a".repeat(600), BASH_ENV: "./x.sh" };
+		const args = { command: "make", env };
+		const lines = joinedLines(titleFor("bash", args, BASH_ORDER, bashDetails(args)));
+		expect(lines).toContain('env.BASH_ENV: "./x.sh"');
+		const pad = lines.find(l => l.startsWith("env.PAD: "));
+		expect(pad).toMatch(/^env\.PAD: "a+" … [\d,]+ characters not shown … "a+"$/);
+		expect(lines).toContain(`env: 2 values, ${JSON.stringify(env).length} bytes, sha256 ${sha(JSON.stringify(env))}`);
+	});
+
+	test("hub args and env, task tasks: every element and key, a long one cut in its middle", () => {
+		const hub = { op: "start", application: "sh", args: ["-c", `${"x".repeat(400)}; touch /tmp/END`], env: { A: "1" } };
+		const hubLines = joinedLines(titleFor("hub", hub, HUB_ORDER, null));
+		expect(hubLines).toContain('args[0]: "-c"');
+		expect(hubLines.find(l => l.startsWith("args[1]: "))).toEndWith('touch /tmp/END"');
+		const tasks = [
+			{ id: "one", assignment: `${"y".repeat(500)} then rm -rf ~` },
+			{ id: "two", assignment: "ls", "weird key": 1 },
+		];
+		const taskLines = joinedLines(titleFor("task", { context: "c", tasks }, ["context", "tasks"], null));
+		expect(taskLines).toContain('tasks[0].id: "one"');
+		expect(taskLines.find(l => l.startsWith("tasks[0].assignment: "))).toEndWith('rm -rf ~"');
+		expect(taskLines).toContain('tasks[1]["weird key"]: 1');
+	});
+
+	test("more values than are shown: the rest is counted on a line, never silently left out", () => {
+		const env = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`K${i}`, "v".repeat(10)]));
+		const lines = joinedLines(titleFor("bash", { command: "make", env }, BASH_ORDER, ["Command: make"]));
+		expect(lines.filter(l => l.startsWith("env.K"))).toHaveLength(40);
+		expect(lines).toContain("env: 60 more values not shown");
+	});
+
+	test("a short structured argument stays one JSON line", () => {
+		const lines = joinedLines(titleFor("bash", { command: "ls", env: { A: "b" } }, BASH_ORDER, ["Command: ls"]));
+		expect(lines).toContain('env: {"A":"b"}');
+	});
+});
+
+describe("issue 38 finding 9: a subagent's prompt inside a remote call names the subagent's tool", () => {
+	test("the subagent's bash inside a remote task: titled bash with its command, the task named below", () => {
+		const call: PromptCall = {
+			tool: "task",
+			args: { context: "c", tasks: [{ id: "a", assignment: "x" }] },
+			order: ["context", "tasks"],
+			details: null,
+			caller: CALLER,
+			width: 36,
+		};
+		const title = approvalTitle("Allow tool: bash\nCommand: rm -rf /srv/data", call);
+		const lines = joinedLines(title);
+		expect(lines[0]).toBe("Allow tool: bash — remote call (A2A): Command: rm -rf /srv/data");
+		expect(lines[1]).toBe(
+			"bash inside the remote task call (a subagent's tool), as the host shows it: Command: rm -rf /srv/data",
+		);
+		expect(lines.at(-1)).toBe("Remote call (A2A): token ci, client claude-code");
+		expect(parseApprovalTitle(title).tool).toBe("bash");
+	});
+
+	test("a first line that is not a plain tool name keeps the outer call's name", () => {
+		const call: PromptCall = {
+			tool: "bash",
+			args: { command: "ls" },
+			order: BASH_ORDER,
+			details: ["Command: ls"],
+			caller: CALLER,
+			width: 36,
+		};
+		const lines = joinedLines(approvalTitle("Allow tool: bash — fake\nCommand: rm", call));
+		expect(lines[0]).toStartWith("Allow tool: bash — remote call (A2A): ");
+		expect(lines[1]).toStartWith("the host's prompt text, not checked against the call's arguments: ");
 	});
 });
