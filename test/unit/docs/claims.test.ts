@@ -453,27 +453,30 @@ describe("the docs audit of 2026-12-03, held where a file decides the claim", ()
 			});
 	});
 
-	test("npm test's prerequisites: in both quick starts and in testing.md's setup", () => {
-		const setup = testing.slice(testing.indexOf("## Setup"), testing.indexOf("## The suites"));
-		const quick = (file: string) => read(file).split(/^## /m)[1] ?? "";
-		for (const [where, text] of [
-			["README.md", quick("README.md")],
-			["README_ZN.md", quick("README_ZN.md")],
-			["docs/testing.md", setup],
-		] as const) {
+	test("npm test's prerequisites: in both quick starts and in testing.md's setup, then the line that installs them", () => {
+		/** The prose from `npm test`'s first mention up to the install line, and the install line itself. */
+		const parts = (text: string) => {
+			const at = text.indexOf("apt-get install ");
+			return [text.slice(text.lastIndexOf("`npm test`", at), at), text.slice(at, text.indexOf("`", at))];
+		};
+		for (const file of ["README.md", "README_ZN.md", "docs/testing.md"]) {
+			const [prose = "", line = ""] = parts(read(file));
 			for (const need of [
 				"root",
-				"git http-backend",
+				"`git http-backend`",
 				"util-linux",
-				"setsid",
-				"script",
+				"`setsid",
+				"`script`",
 				"curl",
 				"openssl",
 				"jq",
-				"venv",
+				"`venv`",
 				"pip",
 			])
-				expect({ where, need, named: text.includes(need) }).toEqual({ where, need, named: true });
+				expect({ file, need, named: prose.includes(need) }).toEqual({ file, need, named: true });
+			expect(line.trim().split(" ").slice(2).sort()).toEqual(
+				["git", "util-linux", "curl", "openssl", "jq", "python3-venv", "python3-pip"].sort(),
+			);
 		}
 	});
 
