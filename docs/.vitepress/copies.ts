@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
-import { anchorHomes, copyEnd, DIRECTIVE, END, pages, section, shownLines } from "./sections.ts";
+import { anchorHomes, DIRECTIVE, END, pages, section, shownLines } from "./sections.ts";
 
 type Homes = Map<string, Map<string, string>>;
 
@@ -53,8 +53,9 @@ export function withCopies(root: string, page: string, text: string): string {
 		const m = DIRECTIVE.exec(line);
 		if (!m?.[1] || m[2] === undefined) continue;
 		out.push(...copyLines(homes, page, resolve(dirname(page), m[1]), m[2], m[3]), END);
-		const next = lines.slice(i + 1).findIndex(l => l === END || DIRECTIVE.test(l));
-		if (next >= 0 && lines[i + 1 + next] === END) i = copyEnd(page, lines, i);
+		// The old copy, if any, ends before the next directive; a directive with none gets one.
+		const end = lines.findIndex((l, j) => j > i && (l === END || DIRECTIVE.test(l)));
+		if (lines[end] === END) i = end;
 	}
 	return out.join("\n");
 }

@@ -52,7 +52,7 @@ function headings(lines: string[]): Heading[] {
 	return out;
 }
 
-export interface Section {
+interface Section {
 	lines: string[];
 	/** Indexes in `lines` of the section's headings. */
 	heads: number[];
@@ -158,7 +158,7 @@ export function expandSections(page: string, text: string = readFileSync(page, "
 }
 
 /** The index of the end line of the copy that follows the directive at `at`; throws when it has none. */
-export function copyEnd(page: string, lines: string[], at: number): number {
+function copyEnd(page: string, lines: string[], at: number): number {
 	for (let i = at + 1; i < lines.length; i++) {
 		if (lines[i] === END) return i;
 		if (DIRECTIVE.test(lines[i] ?? "")) break;
