@@ -1,18 +1,19 @@
 /**
- * README sections on the site without a copy. A page line `<!-- @section ../README.md > Quick start -->`
- * stands for the README section whose heading starts with that text: the heading and everything up to the
- * next heading of the same or a higher level (for the H1, its opening text only). The README stays the one
- * home of those facts and the forge's entry point; the site shows them in place. Links in shown text are
- * A trailing `| page` makes the section the page (its heading an H1, each subheading one level up), `| body`
- * leaves its heading out. Links in shown text are rewritten from their file's point of view to the site's: `docs/x.md` to `/x.md`, `#anchor` and
- * `README.md#anchor` to the page that shows that section, other repository files to plain text. A missing
- * file, section or anchor fails the build, as VitePress's dead-link check does for pages.
+ * README sections on the site and the forge, each kept in one home. A page line `<!-- @section ../README.md >
+ * Quick start -->` stands for the README section whose heading starts with that text: the heading and everything
+ * up to the next heading of the same or a higher level (for the H1, its opening text only). A trailing `| page`
+ * makes the section the page (its heading an H1, each subheading one level up), `| body` leaves its heading out.
+ * The page holds a copy of it up to `<!-- @end-section -->` so the forge shows it (./copies.ts writes it); the
+ * site ignores the copy and shows the section afresh, its links rewritten from their file's point of view to the
+ * site's: `docs/x.md` to `/x.md`, `#anchor` and `README.md#anchor` to the page that shows that section, other
+ * repository files to plain text. A missing file, section, anchor or end line fails the build.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { MarkdownRenderer as MarkdownIt } from "vitepress";
 
-const DIRECTIVE = /^<!--\s*@section\s+(\S+)\s*>\s*(.*?)\s*(?:\|\s*(page|body)\s*)?-->\s*$/;
+export const DIRECTIVE = /^<!--\s*@section\s+(\S+)\s*>\s*(.*?)\s*(?:\|\s*(page|body)\s*)?-->\s*$/;
+export const END = "<!-- @end-section -->";
 const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
 
 /** GitHub's heading ids (lower case; letters, digits, `_`, `-` kept; spaces to `-`), so forge and site anchors agree. */
@@ -59,7 +60,7 @@ interface Section {
 }
 
 /** The section of `file` whose heading starts with `title`; throws naming the file and title when there is none. */
-function section(file: string, title: string): Section {
+export function section(file: string, title: string): Section {
 	const lines = readFileSync(file, "utf8").split("\n");
 	const all = headings(lines);
 	const at = all.findIndex(h => h.text.startsWith(title));
@@ -76,7 +77,7 @@ function section(file: string, title: string): Section {
 }
 
 /** Every markdown page under the site root. */
-function pages(root: string): string[] {
+export function pages(root: string): string[] {
 	return readdirSync(root).flatMap(name => {
 		if (name.startsWith(".")) return [];
 		const path = join(root, name);
@@ -86,7 +87,7 @@ function pages(root: string): string[] {
 }
 
 /** For each shown file, which page shows each of its anchors. */
-function anchorHomes(root: string): Map<string, Map<string, string>> {
+export function anchorHomes(root: string): Map<string, Map<string, string>> {
 	const homes = new Map<string, Map<string, string>>();
 	for (const page of pages(root)) {
 		for (const line of readFileSync(page, "utf8").split("\n")) {
@@ -134,7 +135,7 @@ function siteHref(root: string, page: string, from: string, href: string): strin
 }
 
 /** A section's lines as a page shows them: whole, as the page (`page`) or without its heading (`body`). */
-function shownLines(s: Section, mode: string | undefined): string[] {
+export function shownLines(s: Section, mode: string | undefined): string[] {
 	if (mode === "body") return s.lines.slice(1);
 	if (mode !== "page") return s.lines;
 	return s.lines.map((line, i) => (s.heads.includes(i) ? line.slice(1) : line));
@@ -142,13 +143,27 @@ function shownLines(s: Section, mode: string | undefined): string[] {
 
 /** A page's text with every `@section` line replaced by the lines it shows (what a reader gets, before rendering). */
 export function expandSections(page: string, text: string = readFileSync(page, "utf8")): string {
-	return text
-		.split("\n")
-		.flatMap(line => {
-			const m = DIRECTIVE.exec(line);
-			return m?.[1] && m[2] !== undefined ? shownLines(section(resolve(dirname(page), m[1]), m[2]), m[3]) : [line];
-		})
-		.join("\n");
+	const lines = text.split("\n");
+	const out: string[] = [];
+	for (let i = 0; i < lines.length; i++) {
+		const m = DIRECTIVE.exec(lines[i] ?? "");
+		if (!m?.[1] || m[2] === undefined) {
+			out.push(lines[i] ?? "");
+			continue;
+		}
+		out.push(...shownLines(section(resolve(dirname(page), m[1]), m[2]), m[3]));
+		i = copyEnd(page, lines, i);
+	}
+	return out.join("\n");
+}
+
+/** The index of the end line of the copy that follows the directive at `at`; throws when it has none. */
+function copyEnd(page: string, lines: string[], at: number): number {
+	for (let i = at + 1; i < lines.length; i++) {
+		if (lines[i] === END) return i;
+		if (DIRECTIVE.test(lines[i] ?? "")) break;
+	}
+	throw new Error(`@section on line ${at + 1} of ${page} has no copy ending '${END}': run npm run docs:copies`);
 }
 
 /** The markdown-it plugin: expands `@section` lines, then rewrites the links of the text each came from. */
@@ -160,12 +175,15 @@ export function sections(root: string) {
 			const page = env.path;
 			const out: string[] = [];
 			const origins: Origin[] = [];
-			for (const line of state.src.split("\n")) {
-				const m = DIRECTIVE.exec(line);
+			const lines = state.src.split("\n");
+			for (let i = 0; i < lines.length; i++) {
+				const m = DIRECTIVE.exec(lines[i] ?? "");
 				if (!m?.[1] || m[2] === undefined) {
-					out.push(line);
+					out.push(lines[i] ?? "");
 					continue;
 				}
+				// The copy under the line is the forge's; the site shows the section itself, once.
+				i = copyEnd(page, lines, i);
 				const file = resolve(dirname(page), m[1]);
 				const shown = shownLines(section(file, m[2]), m[3]);
 				origins.push({ file, from: out.length, to: out.length + shown.length });

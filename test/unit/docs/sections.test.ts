@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMarkdownRenderer } from "vitepress";
-import { githubSlug, sections } from "../../../docs/.vitepress/sections.ts";
+import { staleCopies, withCopies } from "../../../docs/.vitepress/copies.ts";
+import { END, githubSlug, sections } from "../../../docs/.vitepress/sections.ts";
 
 const work = mkdtempSync(join(tmpdir(), "a2a-sections-"));
 const docs = join(work, "docs");
@@ -34,6 +35,8 @@ const pages: Record<string, string> = {
 	"guide/install.md": "<!-- @section ../../README.md > Install | page -->\n",
 	"guide/use.md": "# Use it\n<!-- @section ../../README.md > Use -->\n",
 };
+for (const [name, text] of Object.entries(pages)) writeFileSync(join(docs, name), text);
+for (const name of Object.keys(pages)) pages[name] = withCopies(docs, join(docs, name), pages[name] ?? "");
 for (const [name, text] of Object.entries(pages)) writeFileSync(join(docs, name), text);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -78,18 +81,49 @@ describe("@section", () => {
 	});
 
 	test("a heading no section starts with fails, naming it and the file", async () => {
-		await expect(render("guide/x.md", "<!-- @section ../../README.md > Nope -->\n")).rejects.toThrow(
+		await expect(render("guide/x.md", `<!-- @section ../../README.md > Nope -->\n${END}\n`)).rejects.toThrow(
 			/no heading starting with 'Nope' in .*README\.md/,
 		);
 	});
 
 	test("an anchor no page shows fails, naming the link", async () => {
-		await expect(render("guide/x.md", "<!-- @section ../../README.md > Last -->\n")).rejects.toThrow(
+		await expect(render("guide/x.md", `<!-- @section ../../README.md > Last -->\n${END}\n`)).rejects.toThrow(
 			/link '#nowhere' in .*README\.md: no page shows anchor #nowhere/,
 		);
 	});
 
 	test("a missing file fails", async () => {
-		await expect(render("guide/x.md", "<!-- @section ../../NOPE.md > X -->\n")).rejects.toThrow(/ENOENT/);
+		await expect(render("guide/x.md", `<!-- @section ../../NOPE.md > X -->\n${END}\n`)).rejects.toThrow(/ENOENT/);
+	});
+});
+
+describe("the forge's copy under each @section", () => {
+	test("the copy is the section with its links rewritten from the page: README anchors to the page showing them", () => {
+		const page = pages["guide/use.md"] ?? "";
+		expect(page).toContain("| [x](install.md#install) | y |");
+		expect(page.endsWith(`${END}\n`)).toBe(true);
+		expect(pages["index.md"]).toContain("[the protocol](protocol.md#errors) and [a tool](../src/x.ts)");
+		expect(pages["guide/install.md"]).toContain("See [Use](use.md#use) and [Install](#install).");
+		expect(pages["guide/install.md"]).toMatch(/^<!-- @section[^\n]*\n# Install\n/);
+	});
+
+	test("the site shows the section once, not the copy beside it", async () => {
+		const html = await render("guide/use.md");
+		expect(html.match(/<h2 id="use"/g)?.length).toBe(1);
+		expect(html).not.toContain("@end-section");
+	});
+
+	test("writing again changes nothing; an edited copy or README is named stale", () => {
+		expect(staleCopies(docs, false)).toEqual([]);
+		writeFileSync(join(docs, "guide/use.md"), (pages["guide/use.md"] ?? "").replace("| y |", "| z |"));
+		expect(staleCopies(docs, false)).toEqual([join(docs, "guide/use.md")]);
+		expect(staleCopies(docs, true)).toEqual([join(docs, "guide/use.md")]);
+		expect(staleCopies(docs, false)).toEqual([]);
+	});
+
+	test("an @section with no end line fails the site build, naming the page", async () => {
+		await expect(render("guide/x.md", "<!-- @section ../../README.md > Use -->\ntext\n")).rejects.toThrow(
+			/no copy ending '<!-- @end-section -->'/,
+		);
 	});
 });
