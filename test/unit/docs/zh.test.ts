@@ -1,65 +1,187 @@
 /**
- * The Chinese site is whole for the guide: every page under docs/guide/ has its twin under docs/zh/guide/ that a
- * reader gets with the same structure (headings level by level, code blocks, table rows, after the README
- * sections are put in place), and no placeholder. README_ZN.md keeps step with README.md the same way. Pages
- * added later (by anyone) are held to this too: the list is read from the folder.
+ * The Chinese docs are whole for every page a user acts on. Every page under docs/guide/ and the reference pages
+ * usage, security and protocol have a twin under docs/zh/ with the same structure (headings level by level, code
+ * blocks equal but for their comments, table rows, after the README sections are put in place) and no placeholder;
+ * protocol's contributor-only sections may be a summary that links the English section. The contributor pages
+ * (architecture, testing, performance) stay English and say so. README_ZN.md keeps step with README.md the same
+ * way, and no Chinese link leads to an English page that has a twin, nor to a heading that is not there.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { expandSections } from "../../../docs/.vitepress/sections.ts";
+import { dirname, join, relative, resolve } from "node:path";
+import { expandSections, githubSlug } from "../../../docs/.vitepress/sections.ts";
+import zhRoutes, { CONTRIBUTOR_PAGES } from "../../../docs/zh/[page].paths.mts";
 import { ROOT } from "../../helpers/host.ts";
 
-const EN = join(ROOT, "docs", "guide");
-const ZH = join(ROOT, "docs", "zh", "guide");
+const DOCS = join(ROOT, "docs");
 const PLACEHOLDER = /尚未翻译|本页尚无中文版|\bTODO\b|\bTBD\b|待翻译/;
+/** The mark of a protocol section kept as a summary for contributors; it must link the English section. */
+const SUMMARY = "本节面向贡献者";
+
+/** A fenced block's lines without comments (`#`, `//`, and a text block's trailing `(…)` notes) or blank lines. */
+function code(lang: string, body: string[]): string {
+	const hash = /^(sh|bash|shell|ya?ml|toml|text|)$/.test(lang);
+	return body
+		.map(l => (hash ? l.replace(/(^|\s)#(\s.*)?$/, "") : l.replace(/(^|\s)\/\/(\s.*)?$/, "")))
+		.map(l => (lang === "" ? l.replace(/\s{2,}[(（].*[)）]$/, "") : l).trimEnd())
+		.filter(l => l !== "")
+		.join("\n");
+}
 
 /** What a reader can compare across languages: heading levels in order, code blocks, table rows. */
 function shape(text: string) {
 	const headings: number[] = [];
-	let fences = 0;
+	const blocks: string[] = [];
 	let rows = 0;
-	let inFence = false;
+	let fence: { lang: string; body: string[] } | undefined;
 	for (const line of text.split("\n")) {
-		if (/^(```|~~~)/.test(line)) {
-			inFence = !inFence;
-			if (inFence) fences++;
+		const open = /^(```|~~~)\s*(\S*)/.exec(line);
+		if (open) {
+			if (fence) blocks.push(code(fence.lang, fence.body));
+			fence = fence ? undefined : { lang: open[2] ?? "", body: [] };
 			continue;
 		}
-		if (inFence) continue;
+		if (fence) {
+			fence.body.push(line);
+			continue;
+		}
 		const h = /^(#{1,6}) /.exec(line);
 		if (h?.[1]) headings.push(h[1].length);
 		if (/^\|.*\|\s*$/.test(line) && !/^\|[\s:|-]+\|\s*$/.test(line)) rows++;
 	}
-	return { headings, fences, rows };
+	return { headings, fences: blocks.length, rows, blocks };
 }
 
-const pages = readdirSync(EN).filter(f => f.endsWith(".md"));
+/** The text split at its H2 headings (the part before the first one included); fences do not split. */
+function h2Sections(text: string): string[] {
+	const out: string[][] = [[]];
+	let inFence = false;
+	for (const line of text.split("\n")) {
+		if (/^(```|~~~)/.test(line)) inFence = !inFence;
+		if (!inFence && /^## /.test(line)) out.push([]);
+		out[out.length - 1]?.push(line);
+	}
+	return out.map(s => s.join("\n"));
+}
 
-describe("docs/zh/guide: a twin for every guide page", () => {
+/** GitHub's anchors of a text's headings, repeated ones numbered. */
+function anchors(text: string): string[] {
+	const seen = new Map<string, number>();
+	let inFence = false;
+	const out: string[] = [];
+	for (const line of text.split("\n")) {
+		if (/^(```|~~~)/.test(line)) inFence = !inFence;
+		const h = inFence ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+		if (h?.[1] === undefined) continue;
+		const base = githubSlug(h[1].replace(/`/g, "").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1"));
+		const n = seen.get(base) ?? 0;
+		seen.set(base, n + 1);
+		out.push(n === 0 ? base : `${base}-${n}`);
+	}
+	return out;
+}
+
+const guide = readdirSync(join(DOCS, "guide")).filter(f => f.endsWith(".md"));
+const REFERENCE = ["usage.md", "security.md"];
+
+describe("docs/zh: a twin for every page a user acts on", () => {
 	test("the guide has pages, and every one has a Chinese twin", () => {
-		expect(pages.length).toBeGreaterThan(10);
-		expect(pages.filter(p => !existsSync(join(ZH, p)))).toEqual([]);
-		expect(readdirSync(ZH).filter(f => f.endsWith(".md") && !pages.includes(f))).toEqual([]);
+		expect(guide.length).toBeGreaterThan(10);
+		expect(guide.filter(p => !existsSync(join(DOCS, "zh", "guide", p)))).toEqual([]);
+		const extra = readdirSync(join(DOCS, "zh", "guide")).filter(f => f.endsWith(".md") && !guide.includes(f));
+		expect(extra).toEqual([]);
 	});
 
-	for (const page of pages) {
-		test(`${page}: same headings, code blocks and table rows as the English page; no placeholder`, () => {
-			const zhPath = join(ZH, page);
-			if (!existsSync(zhPath)) throw new Error(`docs/zh/guide/${page} is missing`);
-			const en = expandSections(join(EN, page));
+	test("every English reference page is translated or a contributor page that says it stays English", () => {
+		const pages = readdirSync(DOCS).filter(f => f.endsWith(".md") && f !== "index.md");
+		const untranslated = pages.filter(p => !existsSync(join(DOCS, "zh", p))).map(p => p.replace(/\.md$/, ""));
+		expect(untranslated.sort()).toEqual([...CONTRIBUTOR_PAGES].sort());
+		for (const { params, content } of zhRoutes.paths()) {
+			expect(content).toContain("只保留英文");
+			expect(content).toContain(`](../${params.page}.md)`);
+			expect(PLACEHOLDER.exec(content)?.[0] ?? null).toBeNull();
+		}
+	});
+
+	for (const page of [...guide.map(p => `guide/${p}`), ...REFERENCE]) {
+		test(`${page}: same headings, code blocks (but comments) and table rows as the English page`, () => {
+			const zhPath = join(DOCS, "zh", page);
+			if (!existsSync(zhPath)) throw new Error(`docs/zh/${page} is missing`);
 			const zh = expandSections(zhPath);
 			expect(PLACEHOLDER.exec(zh)?.[0] ?? null).toBeNull();
 			expect(/[\u4e00-\u9fff]/.test(zh)).toBe(true);
-			expect(shape(zh)).toEqual(shape(en));
+			expect(shape(zh)).toEqual(shape(expandSections(join(DOCS, page))));
 		});
 	}
+
+	test("protocol.md: every section translated, or a contributor summary linking the English section", () => {
+		const en = expandSections(join(DOCS, "protocol.md"));
+		const zh = expandSections(join(DOCS, "zh", "protocol.md"));
+		expect(PLACEHOLDER.exec(zh)?.[0] ?? null).toBeNull();
+		const [enParts, zhParts] = [h2Sections(en), h2Sections(zh)];
+		expect(zhParts.length).toBe(enParts.length);
+		const summarised: string[] = [];
+		enParts.forEach((enPart, i) => {
+			const zhPart = zhParts[i] ?? "";
+			const title = enPart.split("\n")[0] ?? "";
+			if (!zhPart.includes(SUMMARY)) return expect({ title, ...shape(zhPart) }).toEqual({ title, ...shape(enPart) });
+			summarised.push(title);
+			expect(shape(zhPart).headings, title).toEqual([2]);
+			expect(zhPart, title).toContain(`](../protocol.md#${anchors(title)[0]})`);
+		});
+		// The parts a user acts on are never only summarised.
+		for (const kept of ["Routes", "Errors", "Raw bytes", "Host inference", "The 2026-07-28 era", "Tasks", "Audit"]) {
+			expect(summarised.filter(t => t.includes(kept))).toEqual([]);
+		}
+	});
 });
 
 describe("README_ZN.md in step with README.md", () => {
-	test("same headings, code blocks and table rows", () => {
+	test("same headings, code blocks (but comments) and table rows", () => {
 		const en = readFileSync(join(ROOT, "README.md"), "utf8");
 		const zh = readFileSync(join(ROOT, "README_ZN.md"), "utf8");
 		expect(shape(zh)).toEqual(shape(en));
 	});
+});
+
+/** Every Markdown file of the Chinese side, relative to the repository. */
+const chinese = [
+	"README_ZN.md",
+	...readdirSync(join(DOCS, "zh"), { recursive: true, encoding: "utf8" })
+		.filter(f => f.endsWith(".md"))
+		.map(f => `docs/zh/${f}`),
+];
+
+/** Anchors of the English protocol sections the Chinese page only summarises: their full text exists only there. */
+const summarised = (() => {
+	const en = h2Sections(expandSections(join(DOCS, "protocol.md")));
+	const zh = h2Sections(expandSections(join(DOCS, "zh", "protocol.md")));
+	return new Set(en.flatMap((part, i) => (zh[i]?.includes(SUMMARY) ? anchors(part) : [])));
+})();
+
+/** The Chinese twin of an English page (repository-relative), when one exists. */
+function twinOf(target: string): string | undefined {
+	const zh = target === "README.md" ? "README_ZN.md" : target.replace(/^docs\//, "docs/zh/");
+	return target !== zh && !target.startsWith("docs/zh/") && existsSync(join(ROOT, zh)) ? zh : undefined;
+}
+
+describe("Chinese links", () => {
+	for (const file of chinese) {
+		test(`${file}: no link to an English page with a Chinese twin; every anchor into a Chinese page exists`, () => {
+			const text = readFileSync(join(ROOT, file), "utf8");
+			const bad: string[] = [];
+			for (const [, href = ""] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+				if (/^[a-z]+:/i.test(href) || href.startsWith("/")) continue;
+				const [path = "", hash] = href.split("#", 2);
+				const target = path === "" ? file : relative(ROOT, resolve(dirname(join(ROOT, file)), path));
+				const twin = twinOf(target);
+				if (twin && !(target === "docs/protocol.md" && summarised.has(hash ?? ""))) bad.push(`${href} (twin: ${twin})`);
+				else if (hash && target.endsWith(".md") && (target.startsWith("docs/zh/") || target === "README_ZN.md")) {
+					const page = join(ROOT, target);
+					if (!existsSync(page) || !anchors(expandSections(page)).includes(decodeURIComponent(hash))) bad.push(href);
+				}
+			}
+			expect(bad).toEqual([]);
+		});
+	}
 });
