@@ -1,9 +1,8 @@
 /**
  * The Chinese docs are whole for every page a user acts on. Every page under docs/guide/ and the reference pages
  * usage, security and protocol have a twin under docs/zh/ with the same structure (headings level by level, code
- * blocks equal but for their comments, table rows, after the README sections are put in place) and no placeholder;
- * protocol's contributor-only sections may be a summary that links the English section. The contributor pages
- * (architecture, testing, performance) stay English and say so. README_ZN.md keeps step with README.md the same
+ * blocks equal but for their comments, table rows, after the README sections are put in place) and no placeholder.
+ * The contributor pages (architecture, testing, performance) stay English and say so. README_ZN.md keeps step with README.md the same
  * way, and no Chinese link leads to an English page that has a twin, nor to a heading that is not there.
  */
 import { describe, expect, test } from "bun:test";
@@ -15,8 +14,6 @@ import { ROOT } from "../../helpers/host.ts";
 
 const DOCS = join(ROOT, "docs");
 const PLACEHOLDER = /尚未翻译|本页尚无中文版|\bTODO\b|\bTBD\b|待翻译/;
-/** The mark of a protocol section kept as a summary for contributors; it must link the English section. */
-const SUMMARY = "本节面向贡献者";
 
 /** A fenced block's lines without comments (`#`, `//`, and a text block's trailing `(…)` notes) or blank lines. */
 function code(lang: string, body: string[]): string {
@@ -52,18 +49,6 @@ function shape(text: string) {
 	return { headings, fences: blocks.length, rows, blocks };
 }
 
-/** The text split at its H2 headings (the part before the first one included); fences do not split. */
-function h2Sections(text: string): string[] {
-	const out: string[][] = [[]];
-	let inFence = false;
-	for (const line of text.split("\n")) {
-		if (/^(```|~~~)/.test(line)) inFence = !inFence;
-		if (!inFence && /^## /.test(line)) out.push([]);
-		out[out.length - 1]?.push(line);
-	}
-	return out.map(s => s.join("\n"));
-}
-
 /** GitHub's anchors of a text's headings, repeated ones numbered. */
 function anchors(text: string): string[] {
 	const seen = new Map<string, number>();
@@ -82,7 +67,7 @@ function anchors(text: string): string[] {
 }
 
 const guide = readdirSync(join(DOCS, "guide")).filter(f => f.endsWith(".md"));
-const REFERENCE = ["usage.md", "security.md"];
+const REFERENCE = ["usage.md", "security.md", "protocol.md"];
 
 describe("docs/zh: a twin for every page a user acts on", () => {
 	test("the guide has pages, and every one has a Chinese twin", () => {
@@ -113,27 +98,6 @@ describe("docs/zh: a twin for every page a user acts on", () => {
 			expect(shape(zh)).toEqual(shape(expandSections(join(DOCS, page))));
 		});
 	}
-
-	test("protocol.md: every section translated, or a contributor summary linking the English section", () => {
-		const en = expandSections(join(DOCS, "protocol.md"));
-		const zh = expandSections(join(DOCS, "zh", "protocol.md"));
-		expect(PLACEHOLDER.exec(zh)?.[0] ?? null).toBeNull();
-		const [enParts, zhParts] = [h2Sections(en), h2Sections(zh)];
-		expect(zhParts.length).toBe(enParts.length);
-		const summarised: string[] = [];
-		enParts.forEach((enPart, i) => {
-			const zhPart = zhParts[i] ?? "";
-			const title = enPart.split("\n")[0] ?? "";
-			if (!zhPart.includes(SUMMARY)) return expect({ title, ...shape(zhPart) }).toEqual({ title, ...shape(enPart) });
-			summarised.push(title);
-			expect(shape(zhPart).headings, title).toEqual([2]);
-			expect(zhPart, title).toContain(`](../protocol.md#${anchors(title)[0]})`);
-		});
-		// The parts a user acts on are never only summarised.
-		for (const kept of ["Routes", "Errors", "Raw bytes", "Host inference", "The 2026-07-28 era", "Tasks", "Audit"]) {
-			expect(summarised.filter(t => t.includes(kept))).toEqual([]);
-		}
-	});
 });
 
 describe("README_ZN.md in step with README.md", () => {
@@ -152,13 +116,6 @@ const chinese = [
 		.map(f => `docs/zh/${f}`),
 ];
 
-/** Anchors of the English protocol sections the Chinese page only summarises: their full text exists only there. */
-const summarised = (() => {
-	const en = h2Sections(expandSections(join(DOCS, "protocol.md")));
-	const zh = h2Sections(expandSections(join(DOCS, "zh", "protocol.md")));
-	return new Set(en.flatMap((part, i) => (zh[i]?.includes(SUMMARY) ? anchors(part) : [])));
-})();
-
 /** The Chinese twin of an English page (repository-relative), when one exists. */
 function twinOf(target: string): string | undefined {
 	const zh = target === "README.md" ? "README_ZN.md" : target.replace(/^docs\//, "docs/zh/");
@@ -175,7 +132,7 @@ describe("Chinese links", () => {
 				const [path = "", hash] = href.split("#", 2);
 				const target = path === "" ? file : relative(ROOT, resolve(dirname(join(ROOT, file)), path));
 				const twin = twinOf(target);
-				if (twin && !(target === "docs/protocol.md" && summarised.has(hash ?? ""))) bad.push(`${href} (twin: ${twin})`);
+				if (twin) bad.push(`${href} (twin: ${twin})`);
 				else if (hash && target.endsWith(".md") && (target.startsWith("docs/zh/") || target === "README_ZN.md")) {
 					const page = join(ROOT, target);
 					if (!existsSync(page) || !anchors(expandSections(page)).includes(decodeURIComponent(hash))) bad.push(href);
