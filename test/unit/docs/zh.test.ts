@@ -25,11 +25,20 @@ function code(lang: string, body: string[]): string {
 		.join("\n");
 }
 
+/** A table row with every cell that is not a literal (one code span, a number) blanked: codes and statuses must agree. */
+const literalCells = (row: string): string =>
+	row
+		.replace(/^\s*\||\|\s*$/g, "")
+		.split("|")
+		.map(c => c.trim())
+		.map(c => (/^(`[^`]*`|-?[\d.,]+)$/.test(c) ? c : "…"))
+		.join(" | ");
+
 /** What a reader can compare across languages: heading levels in order, code blocks, table rows. */
 function shape(text: string) {
 	const headings: number[] = [];
 	const blocks: string[] = [];
-	let rows = 0;
+	const rows: string[] = [];
 	let fence: { lang: string; body: string[] } | undefined;
 	for (const line of text.split("\n")) {
 		const open = /^(```|~~~)\s*(\S*)/.exec(line);
@@ -44,7 +53,7 @@ function shape(text: string) {
 		}
 		const h = /^(#{1,6}) /.exec(line);
 		if (h?.[1]) headings.push(h[1].length);
-		if (/^\|.*\|\s*$/.test(line) && !/^\|[\s:|-]+\|\s*$/.test(line)) rows++;
+		if (/^\|.*\|\s*$/.test(line) && !/^\|[\s:|-]+\|\s*$/.test(line)) rows.push(literalCells(line));
 	}
 	return { headings, fences: blocks.length, rows, blocks };
 }
