@@ -15,6 +15,13 @@ import { ROOT } from "../../helpers/host.ts";
 const DOCS = join(ROOT, "docs");
 const PLACEHOLDER = /尚未翻译|本页尚无中文版|\bTODO\b|\bTBD\b|待翻译/;
 
+/** The comments of a fenced block's lines, by the same rules `code` drops them. */
+function comments(lang: string, body: string[]): string[] {
+	const re = /^(sh|bash|shell|ya?ml|toml|text|)$/.test(lang) ? /(?:^|\s)#(\s.*)$/ : /(?:^|\s)\/\/(\s.*)$/;
+	const notes = lang === "" ? body.map(l => /\s{2,}([(（].*[)）])$/.exec(l)?.[1]) : [];
+	return [...body.map(l => re.exec(l)?.[1]?.trim()), ...notes].filter((c): c is string => !!c);
+}
+
 /** A fenced block's lines without comments (`#`, `//`, and a text block's trailing `(…)` notes) or blank lines. */
 function code(lang: string, body: string[]): string {
 	const hash = /^(sh|bash|shell|ya?ml|toml|text|)$/.test(lang);
@@ -38,12 +45,16 @@ const literalCells = (row: string): string =>
 function shape(text: string) {
 	const headings: number[] = [];
 	const blocks: string[] = [];
+	const notes: string[] = [];
 	const rows: string[] = [];
 	let fence: { lang: string; body: string[] } | undefined;
 	for (const line of text.split("\n")) {
 		const open = /^(```|~~~)\s*(\S*)/.exec(line);
 		if (open) {
-			if (fence) blocks.push(code(fence.lang, fence.body));
+			if (fence) {
+				blocks.push(code(fence.lang, fence.body));
+				notes.push(...comments(fence.lang, fence.body));
+			}
 			fence = fence ? undefined : { lang: open[2] ?? "", body: [] };
 			continue;
 		}
@@ -55,8 +66,14 @@ function shape(text: string) {
 		if (h?.[1]) headings.push(h[1].length);
 		if (/^\|.*\|\s*$/.test(line) && !/^\|[\s:|-]+\|\s*$/.test(line)) rows.push(literalCells(line));
 	}
-	return { headings, fences: blocks.length, rows, blocks };
+	return { headings, fences: blocks.length, rows, blocks, notes };
 }
+
+/** The structure two languages share; the comments are each language's own. */
+const same = (text: string) => {
+	const { notes: _, ...rest } = shape(text);
+	return rest;
+};
 
 /** GitHub's anchors of a text's headings, repeated ones numbered. */
 function anchors(text: string): string[] {
@@ -98,22 +115,25 @@ describe("docs/zh: a twin for every page a user acts on", () => {
 	});
 
 	for (const page of [...guide.map(p => `guide/${p}`), ...REFERENCE]) {
-		test(`${page}: same headings, code blocks (but comments) and table rows as the English page`, () => {
+		test(`${page}: same headings, code blocks (but comments) and table rows as the English page; comments in Chinese`, () => {
 			const zhPath = join(DOCS, "zh", page);
 			if (!existsSync(zhPath)) throw new Error(`docs/zh/${page} is missing`);
 			const zh = expandSections(zhPath);
 			expect(PLACEHOLDER.exec(zh)?.[0] ?? null).toBeNull();
 			expect(/[\u4e00-\u9fff]/.test(zh)).toBe(true);
-			expect(shape(zh)).toEqual(shape(expandSections(join(DOCS, page))));
+			const zhShape = shape(zh);
+			expect(zhShape.notes.filter(c => !/[\u4e00-\u9fff]/.test(c))).toEqual([]);
+			expect(same(zh)).toEqual(same(expandSections(join(DOCS, page))));
 		});
 	}
 });
 
 describe("README_ZN.md in step with README.md", () => {
-	test("same headings, code blocks (but comments) and table rows", () => {
+	test("same headings, code blocks (but comments) and table rows; every code comment in Chinese", () => {
 		const en = readFileSync(join(ROOT, "README.md"), "utf8");
 		const zh = readFileSync(join(ROOT, "README_ZN.md"), "utf8");
-		expect(shape(zh)).toEqual(shape(en));
+		expect(shape(zh).notes.filter(c => !/[\u4e00-\u9fff]/.test(c))).toEqual([]);
+		expect(same(zh)).toEqual(same(en));
 	});
 });
 
