@@ -77,7 +77,7 @@ const EN: Labels = {
 
 const ZH: Labels = {
 	guide: "指南",
-	reference: "参考（英文）",
+	reference: "参考",
 	pages: {
 		"guide/install": "安装与运行",
 		"guide/upgrade": "升级",

@@ -167,7 +167,7 @@ describe("docs site in headless Chromium", () => {
 		await page.close();
 	});
 
-	test("language switch: English to 简体中文 and back; untranslated pages say so and link the English one", async () => {
+	test("language switch: English to 简体中文 and back; reference pages in Chinese, contributor pages say they stay English", async () => {
 		const page = await open("/guide/install.html");
 		await switchTo(page, "/zh/guide/install.html");
 		await page.waitForFunction('document.documentElement.lang === "zh-CN"', { timeout: WAIT });
@@ -181,9 +181,19 @@ describe("docs site in headless Chromium", () => {
 		expect(await text(page, ".vp-doc h1")).toBe("Install and run");
 		await page.close();
 
-		const stub = await open("/zh/protocol.html");
-		expect(await text(stub, ".vp-doc .info")).toContain("本页尚无中文版");
-		expect(await stub.$eval(".vp-doc .info a", a => a.getAttribute("href"))).toBe("/protocol.html");
+		for (const [path, h1] of [
+			["/zh/protocol.html", "线上协议"],
+			["/zh/security.html", "安全"],
+		] as const) {
+			const zh = await open(path);
+			expect(await text(zh, ".vp-doc h1")).toBe(h1);
+			expect(await zh.$(".vp-doc .info")).toBeNull();
+			await zh.close();
+		}
+		const stub = await open("/zh/architecture.html");
+		expect(await text(stub, ".vp-doc .info")).toContain("只保留英文");
+		const links = await stub.$$eval(".vp-doc .info a", as => as.map(a => a.getAttribute("href")));
+		expect(links).toContain("/architecture.html");
 		await stub.close();
 	});
 
