@@ -19,6 +19,7 @@ import * as tokens from "../../../src/config/tokens.ts";
 import * as calls from "../../../src/core/calls.ts";
 import * as errors from "../../../src/core/errors.ts";
 import * as facts from "../../../src/core/facts.ts";
+import * as holdings from "../../../src/core/holdings.ts";
 import * as idle from "../../../src/core/idle.ts";
 import * as progress from "../../../src/core/progress.ts";
 import * as sessions from "../../../src/core/sessions.ts";
@@ -534,14 +535,22 @@ describe("the docs audit of 2026-12-03, held where a file decides the claim", ()
 		for (const f of ["README.md", "README_ZN.md"]) for (const t of named) expect(read(f)).toContain(`\`${t}\``);
 	});
 
-	test("protocol.md: the task statusMessage tail, the 404 body and every per-token share's floor of 1", () => {
+	test("protocol.md: the task statusMessage tail, the 404 body and every per-token share as reserved plus a pool", () => {
 		const md = read("docs/protocol.md");
 		expect(md).toContain(`\`…\` and the last ${constIn("src/core/tasks.ts", "STATUS_MESSAGE_MAX_CHARS")} characters`);
 		expect(md).toContain("`not found\\n`");
 		expect(read("src/core/errors.ts")).toContain('new Response("not found\\n"');
-		expect(sessions.fairShare(1, 5)).toBe(1);
+		// The share rule (issue 38): ⌊N / live⌋ reserved each, the rest one shared pool, never more than N in all.
+		for (const [total, live] of [
+			[4, 5],
+			[64, 3],
+			[256, 1],
+		] as const) {
+			const { each, pool } = holdings.shareOf(total, live);
+			expect(each * live + pool).toBe(total);
+		}
 		for (const m of md.matchAll(/⌊\d+ \/ live tokens⌋[^.|]*/g))
-			expect({ share: m[0].slice(0, 60), floor: /at\s+least 1/.test(m[0]) }).toMatchObject({ floor: true });
+			expect({ share: m[0].slice(0, 60), pooled: /reserved/.test(m[0]) }).toMatchObject({ pooled: true });
 	});
 
 	test("CHANGELOG's Unreleased bench entries give the rounds the bench takes by default", () => {
