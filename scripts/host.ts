@@ -152,8 +152,14 @@ async function main(): Promise<number> {
 			if (live.omp) send(live.omp, promptFrame(`a2a-host-deny-queue-${token}`, `/a2a ${DENY_QUEUE} ${token}`));
 		},
 	});
+	// Named for what it does: it answers a prompt omp raises; whether one is raised is omp's approval mode (below).
+	const ANSWERS = {
+		ask: "a prompt omp raises is asked here",
+		deny: "a prompt omp raises is answered Deny",
+		approve: "a prompt omp raises is answered Approve",
+	} as const;
 	say(
-		`a2a host: omp ${OMP.version}${OMP.from === "PATH" ? " (on PATH)" : ""} in ${cwd}; approvals: ${args.approvals} (${args.approvalsSource})`,
+		`a2a host: omp ${OMP.version}${OMP.from === "PATH" ? " (on PATH)" : ""} in ${cwd}; ${ANSWERS[args.approvals]} (${args.approvalsSource}); what runs unprompted: below`,
 	);
 
 	let omp = startOmp(args, cwd, approver, files, false);

@@ -178,7 +178,7 @@ describe("headless host", () => {
 	test("no TTY, no model -> placeholder for this run only, deny mode: the caller gets the denial; Ctrl-C stops cleanly", async () => {
 		const h = await Headless.start([...ALWAYS_ASK]);
 		current = h;
-		expect(h.out).toContain("approvals: deny (default: stdin is not a terminal)");
+		expect(h.out).toContain("a prompt omp raises is answered Deny (default: stdin is not a terminal)");
 		expect(h.out).toContain("omp has no model configured; this run adds a placeholder provider");
 		expect(h.out).toMatch(/host: A2A bridge listening on http:\/\/127\.0\.0\.1:\d+\/ \(token .{6}…\)/);
 		// The printed entry never carries the token (it ends up in CI logs): a placeholder and where to read it.
@@ -209,7 +209,7 @@ describe("headless host", () => {
 		};
 		const h = await Headless.start(["--approvals", "approve"], { files });
 		current = h;
-		expect(h.out).toContain("approvals: approve (--approvals approve)");
+		expect(h.out).toContain("a prompt omp raises is answered Approve (--approvals approve)");
 		expect(h.out).not.toContain("placeholder");
 		const marker = `approve-${crypto.randomUUID()}`;
 		const r = await bashCall(h, `echo ${marker}`);
@@ -318,7 +318,7 @@ describe("headless host", () => {
 	test("a real terminal: ask is the default, the prompt shows the command, y approves, Ctrl-C stops cleanly", async () => {
 		const h = await Headless.start([...ALWAYS_ASK], { files: USER_MODELS, pty: true });
 		current = h;
-		expect(h.out).toContain("approvals: ask (default: stdin is a terminal)");
+		expect(h.out).toContain("a prompt omp raises is asked here (default: stdin is a terminal)");
 		const pending = bashCall(h, "echo via-pty");
 		await h.waitFor(
 			// Rows of at most 36 columns (rowWidth): the header continues on a marked row, the answer has its own.
