@@ -63,6 +63,29 @@ module.exports = {
 			to: { path: "^(extensions/|src/(?!(?:text|config|headless)/))" },
 		},
 		{
+			name: "config-builds-on-text-only",
+			comment:
+				"src/config/ is a base every part builds on (architecture.md): it imports nothing from src/ but itself and the text helpers.",
+			severity: "error",
+			from: { path: "^src/config/" },
+			to: { path: "^src/", pathNot: "^src/(config|text)/" },
+		},
+		{
+			name: "audit-imports-its-three-seams",
+			comment:
+				"src/audit/ imports only core's types (type-only), the whole-write primitive of config/disk.ts and errorText (architecture.md).",
+			severity: "error",
+			from: { path: "^src/audit/" },
+			to: { path: "^src/", pathNot: "^src/(audit/|config/disk\\.ts$|text/error-text\\.ts$|core/types\\.ts$)" },
+		},
+		{
+			name: "audit-takes-core-types-only",
+			comment: "The audit log knows the core's record types, never its code.",
+			severity: "error",
+			from: { path: "^src/audit/" },
+			to: { path: "^src/core/", dependencyTypesNot: ["type-only"] },
+		},
+		{
 			name: "shared-types-are-a-leaf",
 			comment: "src/core/types.ts is types only and depends on no implementation module.",
 			severity: "error",

@@ -25,7 +25,7 @@ import { auditRecords } from "../../helpers/audit.ts";
 import { shellBlocks } from "../../helpers/docs.ts";
 import { type Host, useSharedHost, withHost } from "../../helpers/host.ts";
 import { feed, rawUpload } from "../../helpers/raw-upload.ts";
-import { runCommand } from "../../helpers/run.ts";
+import { mountTmpfs } from "../../helpers/tmpfs.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const MIB = 1024 * 1024;
@@ -612,13 +612,9 @@ describe("/blob integrity (real hosts)", () => {
 	}, 60_000);
 
 	test("defect 10: a PUT refused on a full disk is audited with the bytes it kept (0)", async () => {
-		const dir = join(host.home, "full-disk");
-		mkdirSync(dir);
-		const mounted = await runCommand(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir]);
-		if (mounted.code !== 0) {
-			console.warn(`skipped: cannot mount a tmpfs here (${mounted.err.trim()})`);
-			return;
-		}
+		// Fails with the reason when no tmpfs can be mounted: a full disk is the case under test.
+		const disk = mountTmpfs(2048);
+		const dir = disk.dir;
 		try {
 			const file = join(dir, "image.bin");
 			writeFileSync(file, "old");
@@ -630,7 +626,7 @@ describe("/blob integrity (real hosts)", () => {
 			const record = writesOf(host, file).at(-1);
 			expect(record).toMatchObject({ isError: true, a: { bytes: 0 } });
 		} finally {
-			await runCommand(["umount", "-l", dir]);
+			disk.unmount();
 		}
 	}, 60_000);
 });

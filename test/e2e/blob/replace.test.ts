@@ -12,7 +12,6 @@ import {
 	existsSync,
 	linkSync,
 	lstatSync,
-	mkdirSync,
 	readdirSync,
 	readFileSync,
 	statSync,
@@ -24,6 +23,7 @@ import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
 import { feed, rawUpload } from "../../helpers/raw-upload.ts";
 import { runCommand } from "../../helpers/run.ts";
+import { mountTmpfs } from "../../helpers/tmpfs.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const MIB = 1024 * 1024;
@@ -134,13 +134,9 @@ describe("/blob PUT, digests and own files (real host)", () => {
 	}, 60_000);
 
 	test("disk full mid-PUT (a 4 MiB tmpfs) -> 500 write_failed; the file byte-identical, no staging file", async () => {
-		const dir = join(host.home, "small-disk");
-		mkdirSync(dir);
-		const mounted = await runCommand(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", dir]);
-		if (mounted.code !== 0) {
-			console.warn(`skipped: cannot mount a tmpfs here (${mounted.err.trim()})`);
-			return;
-		}
+		// Fails with the reason when no tmpfs can be mounted: a full disk is the case under test.
+		const disk = mountTmpfs(4096);
+		const dir = disk.dir;
 		try {
 			const file = join(dir, "image.bin");
 			const old = random(MIB);
@@ -153,7 +149,7 @@ describe("/blob PUT, digests and own files (real host)", () => {
 			expect(sha(readFileSync(file))).toBe(sha(old));
 			expect(staged(dir)).toEqual([]);
 		} finally {
-			await runCommand(["umount", "-l", dir]);
+			disk.unmount();
 		}
 	}, 60_000);
 

@@ -36,6 +36,12 @@ beforeAll(() => {
 		readFileSync(facts, "utf8").replace('export type Era = "modern"', 'export type Era = "future" | "modern"'),
 	);
 	plant("src/core/future.ts", 'import { LegacyMcp } from "./legacy.ts";\nexport const future = LegacyMcp;\n');
+	// The config base reaching a feature, and the audit log reaching past its three seams (core code, /blob).
+	plant("src/config/radio-name.ts", 'import { radio } from "../radio/route.ts";\nexport const radioName = radio;\n');
+	plant(
+		"src/audit/radio-audit.ts",
+		'import { SERVER_NAME } from "../core/facts.ts";\nimport { MAX_UPLOADS_IN_FLIGHT } from "../blob/parse.ts";\nimport type { ServerInfo } from "../core/facts.ts";\nexport const a = [SERVER_NAME, MAX_UPLOADS_IN_FLIGHT] as const;\nexport type I = ServerInfo;\n',
+	);
 	// As `npm test` runs it (`bun run --bun`: dependency-cruiser refuses the machine's older node).
 	const r = Bun.spawnSync([process.execPath, "run", "--bun", "layering"], { cwd: copy });
 	out = r.stdout.toString() + r.stderr.toString();
@@ -55,6 +61,14 @@ describe(".dependency-cruiser.cjs names parts by pattern", () => {
 	});
 	test("the core reaching a new feature folder is refused", () => {
 		flagged("core-reaches-no-feature", "src/core/radio-client.ts", "src/radio/route.ts");
+	});
+	test("the config base importing anything but itself and the text helpers is refused", () => {
+		flagged("config-builds-on-text-only", "src/config/radio-name.ts", "src/radio/route.ts");
+	});
+	test("the audit log importing past its three seams is refused (core code, another feature, core types other than types.ts)", () => {
+		flagged("audit-imports-its-three-seams", "src/audit/radio-audit.ts", "src/blob/parse.ts");
+		flagged("audit-imports-its-three-seams", "src/audit/radio-audit.ts", "src/core/facts.ts");
+		flagged("audit-takes-core-types-only", "src/audit/radio-audit.ts", "src/core/facts.ts");
 	});
 	test("a third era named in Era importing another era is refused", () => {
 		flagged("eras-share-facts-not-each-other", "src/core/future.ts", "src/core/legacy.ts");
