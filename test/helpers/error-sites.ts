@@ -1,14 +1,15 @@
 /**
  * Finds every place in the product code that spells an error by hand instead of taking it from a
  * table: a JSON-RPC code literal, a `code:` number, an `error:` object literal, an `{error, code}`
- * body, a 4xx/5xx `status:` literal, and each exported `*ERRORS` table. Read with the TypeScript
+ * body, a 4xx/5xx `status:` literal, a call of the envelope builder `routeRefusal` (any status goes in), and
+ * each exported `*ERRORS` table. Read with the TypeScript
  * parser, so strings, comments and regular expressions never confuse it.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
 
-type SiteKind = "rpc-code" | "code-number" | "error-object" | "error-body" | "error-status" | "table";
+type SiteKind = "rpc-code" | "code-number" | "error-object" | "error-body" | "error-status" | "refusal-call" | "table";
 
 export interface ErrorSite {
 	kind: SiteKind;
@@ -89,6 +90,15 @@ export function errorSites(root = "."): ErrorSite[] {
 			if (ts.isObjectLiteralExpression(node)) {
 				const names = memberNames(node);
 				if (names.includes("error") && names.includes("code")) add("error-body", node);
+			}
+			if (ts.isCallExpression(node)) {
+				const callee = node.expression;
+				const name = ts.isIdentifier(callee)
+					? callee.text
+					: ts.isPropertyAccessExpression(callee)
+						? callee.name.text
+						: "";
+				if (name === "routeRefusal") add("refusal-call", node);
 			}
 			if (ts.isVariableDeclaration(node) && /(^|_)ERRORS$/.test(nameOf(node.name))) add("table", node.name);
 			ts.forEachChild(node, visit);

@@ -2,7 +2,8 @@
  * The error tables in docs/protocol.md are the code's tables (issue 19 item 7): each Markdown table is
  * parsed and compared with its source both ways, so a row added, dropped or changed on one side fails.
  * And the tables are all there is (issue 32 item 2): the product code is parsed for every place an
- * error is spelled, and each must be a table or the one builder of its table.
+ * error is spelled, and each must be a table or the one builder of its table. Driven from the tables found
+ * (issue 41 item 7): a new table without its protocol.md section, or a status handed to `routeRefusal` by hand, fails.
  */
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -53,23 +54,53 @@ describe("docs/protocol.md ## Errors = ERRORS in src/core/errors.ts", () => {
 	});
 });
 
-describe("docs/protocol.md /blob ### Errors = BLOB_ERRORS in src/blob/parse.ts", () => {
-	const rows = markdownTable(PROTOCOL, "## Raw bytes: /blob", "code");
-	const documented = new Map(rows.map(r => [code(r.code), Number(r.HTTP)]));
+/** A documented row read as [code, HTTP status], or null for a row that is no refusal. */
+type ReadRow = (row: Record<string, string>) => readonly [string, number] | null;
 
-	test("the same codes with the same statuses, both ways", () => {
-		expect(documented.size).toBe(rows.length);
-		expect(Object.fromEntries(documented)).toEqual({ ...BLOB_ERRORS });
-	});
+/**
+ * Every error table of the code, by the name the scan below finds it under, with the protocol.md section that
+ * documents it: a table found in the code and missing here fails, so a new table cannot go undocumented.
+ */
+const TABLES: Record<string, { table: Record<string, number>; heading: string; key: string; read: ReadRow }> = {
+	"src/core/errors.ts#ERRORS": {
+		table: Object.fromEntries(Object.entries(ERRORS).map(([kind, row]) => [kind, row.status])),
+		heading: "## Errors",
+		key: "kind",
+		read: r => [code(r.kind), Number(r.HTTP)],
+	},
+	"src/blob/parse.ts#BLOB_ERRORS": {
+		table: { ...BLOB_ERRORS },
+		heading: "## Raw bytes: /blob",
+		key: "code",
+		read: r => [code(r.code), Number(r.HTTP)],
+	},
+	"src/takeover/route.ts#HOST_LLM_ERRORS": {
+		table: { ...HOST_LLM_ERRORS },
+		heading: "## Host inference switch: /host-llm",
+		key: "request",
+		// `409 {... "code": "cannot_arm"}` → ["cannot_arm", 409]; the rows that answer 200 are no refusal.
+		read: r => {
+			const m = /^(\d{3}) .*"code": "([a-z_]+)"/.exec(r.answer ?? "");
+			return m ? [m[2] as string, Number(m[1])] : null;
+		},
+	},
+};
+
+describe("each error table = its section of docs/protocol.md, the same codes and statuses both ways", () => {
+	for (const [where, t] of Object.entries(TABLES)) {
+		test(`${where} = ${PROTOCOL} ${t.heading}`, () => {
+			const pairs = markdownTable(PROTOCOL, t.heading, t.key).flatMap(r => {
+				const pair = t.read(r);
+				return pair === null ? [] : [pair];
+			});
+			const documented = Object.fromEntries(pairs);
+			expect(Object.keys(documented).length, `${t.heading} lists a code twice`).toBe(pairs.length);
+			expect(documented).toEqual(t.table);
+		});
+	}
 });
 
 describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers", () => {
-	const rows = markdownTable(PROTOCOL, "## Host inference switch: /host-llm", "request");
-	/** `409 {... "code": "cannot_arm"}` → ["cannot_arm", 409]. */
-	const documented = rows.flatMap(r => {
-		const m = /^(\d{3}) .*"code": "([a-z_]+)"/.exec(r.answer ?? "");
-		return m ? [[m[2], Number(m[1])] as const] : [];
-	});
 	const state = { enabled: true, denied: 0, degraded: false };
 	const takeover = {
 		state: () => state,
@@ -93,18 +124,11 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 		answers.push(refusedByBudget);
 		const given = new Map<string, number>();
 		for (const res of answers) given.set(((await res.json()) as { code: string }).code, res.status);
-		expect(Object.fromEntries(given)).toEqual(Object.fromEntries(documented));
 		expect(Object.fromEntries(given)).toEqual({ ...HOST_LLM_ERRORS });
 	});
 });
 
 describe("every error the code can send comes from a table", () => {
-	/** Each error table in the code, compared with docs/protocol.md above. */
-	const TABLES = [
-		"src/core/errors.ts#ERRORS",
-		"src/blob/parse.ts#BLOB_ERRORS",
-		"src/takeover/route.ts#HOST_LLM_ERRORS",
-	];
 	/** Where each kind of site may be, and why; anything else is an error spelled by hand. */
 	const ALLOWED: Record<string, readonly string[]> = {
 		// JSON-RPC codes are written once, in the rows of ERRORS.
@@ -117,7 +141,9 @@ describe("every error the code can send comes from a table", () => {
 		"error-object": ["src/takeover/plan.ts#createTripwire"],
 		// `{error, code}` bodies of every route, its table's refusals and the pipeline's rows alike: one envelope.
 		"error-body": ["src/core/errors.ts#routeRefusal"],
-		table: TABLES,
+		// Any status goes into the envelope builder: only a route's table (through its kit) and the pipeline's rows call it.
+		"refusal-call": ["src/core/route-kit.ts#refusalsOf", "src/core/errors.ts#routeError"],
+		table: Object.keys(TABLES),
 	};
 	const sites = errorSites();
 
@@ -129,13 +155,18 @@ describe("every error the code can send comes from a table", () => {
 	});
 
 	test("every error table of the code is one this file holds to docs/protocol.md", () => {
-		expect(sites.filter(s => s.kind === "table").map(s => s.where)).toEqual([...TABLES].sort());
+		expect(sites.filter(s => s.kind === "table").map(s => s.where)).toEqual(Object.keys(TABLES).sort());
 	});
 
 	test("the scan sees a hand-written error: a planted one in a copy of the tree is found", () => {
 		const planted = "error: { code: -32603, message: 'internal error' }";
 		const found = errorSitesOf(`export const f = () => ({ jsonrpc: "2.0", id: 1, ${planted} });`);
 		expect(found.sort()).toEqual(["code-number", "error-object", "rpc-code"]);
+	});
+
+	test("a direct call of the envelope builder with a status of its own is found", () => {
+		const found = errorSitesOf('export const teapot = () => routeRefusal(418, "teapot", "short and stout");');
+		expect(found).toEqual(["refusal-call"]);
 	});
 });
 
