@@ -6,9 +6,12 @@
  */
 
 /** What a token may write at once after being quiet. @internal */
-export const AUDIT_BURST_BYTES = 384 * 1024;
-/** What a token may write per second, sustained. @internal */
-export const AUDIT_RATE_BYTES_PER_S = 512;
+export const AUDIT_BURST_BYTES = 6 * 1024 * 1024;
+/**
+ * What a token may write per second, sustained: with the burst, an hour is about 71 % of what the log keeps
+ * after a record (3 × (16 MiB − 8 KiB)), leaving the rest of that hour to every other token. @internal
+ */
+export const AUDIT_RATE_BYTES_PER_S = 8 * 1024;
 /** More buckets than live tokens can fill in a refill time: the oldest (nearest full) goes first. */
 const MAX_BUCKETS = 4096;
 

@@ -14,8 +14,11 @@ import type { Scrub } from "./redact.ts";
 import { type Refusal, RefusalWindows } from "./refusals.ts";
 import type { RotationLock } from "./rotate.ts";
 
-/** @internal */
-export const AUDIT_MAX_BYTES = 1024 * 1024;
+/**
+ * Each file's size: 16 MiB, so the 4 files (64 MiB at most) hold an hour of one token at 8 KiB/s, about 10–20
+ * calls a second, with room for every other token (budget.ts, docs/security.md). @internal
+ */
+export const AUDIT_MAX_BYTES = 16 * 1024 * 1024;
 /** A `done` line is its `start` line plus at most these bytes (`isError`, `cancelled`, `abandoned`, `task`). */
 const DONE_EXTRA_BYTES = 160;
 /** Reservations held at once (work admitted, records not yet written): calls and transfers in flight. */

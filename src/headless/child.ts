@@ -5,10 +5,9 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { type Subprocess, spawn } from "bun";
-import { rows } from "../text/rows.ts";
 import { showLinesSafely, showSafely } from "../text/show.ts";
 import type { HostArgs } from "./args.ts";
-import { type Approver, describeDecision } from "./cli.ts";
+import { type Approver, cancelledLine, describeDecision, noticeLine, screenRows, waitingLine } from "./cli.ts";
 import { answerFrame, cancelFrame, parseCallerLabel, readFrame } from "./frames.ts";
 import { LabelQueue } from "./labels.ts";
 
@@ -27,8 +26,8 @@ export const warn = (line: string): void => {
 export const terminalWidth = (): number =>
 	process.stdout.isTTY ? process.stdout.columns || 80 : Number.POSITIVE_INFINITY;
 
-/** A line that may hold caller text: in rows the terminal never wraps, continuation rows marked (src/text/rows.ts). */
-const sayRows = (text: string): void => say(rows(text, terminalWidth()).join("\n"));
+/** A line that may hold caller text: in rows no screen re-wraps, continuation rows marked (`screenRows`). */
+const sayRows = (text: string): void => say(screenRows(text, terminalWidth()).join("\n"));
 
 export interface Omp {
 	proc: Subprocess<"pipe", "pipe", "pipe">;
@@ -77,13 +76,11 @@ function handleFrames(omp: Omp, approver: Approver): void {
 				const label = parseCallerLabel(f.message);
 				if (label && labels.offer(f.message)) {
 					// Said at once, so the person knows an answer now may be followed by a prompt not yet read.
-					const who = `${showSafely(label.tool, 120)} from token ${showSafely(label.tokenName, 80)}`;
-					if (approver.showing)
-						process.stdout.write(`\n(a prompt waits for its turn: ${who}; answer the prompt above: `);
+					const line = screenRows(waitingLine(label.tool, label.tokenName), terminalWidth()).join("\n");
+					if (approver.showing) process.stdout.write(`\n${line}`);
 					continue;
 				}
-				const text = showLinesSafely(f.message);
-				sayRows(f.level === "info" ? `host: ${text}` : `host [${showSafely(f.level, 20)}]: ${text}`);
+				sayRows(noticeLine(f.message, f.level));
 			} else if (f.kind === "approval") {
 				// The label in the prompt's title wins; the notice before it is the fallback (and is consumed).
 				const noticed = labels.take(f.prompt.tool);
@@ -94,14 +91,13 @@ function handleFrames(omp: Omp, approver: Approver): void {
 				});
 			} else if (f.kind === "dialog") {
 				send(omp, cancelFrame(f.id));
-				const title = showSafely(f.title.split("\n")[0] ?? "", 200);
-				sayRows(`host asked (${f.method}) "${title}" -> cancelled: nobody can answer that headless`);
+				sayRows(cancelledLine(f.method, f.title));
 			} else if (f.kind === "cancel") {
 				approver.withdraw(f.targetId);
 			} else if (f.kind === "extension_error") {
-				warn(rows(`host extension error: ${showLinesSafely(f.message)}`, terminalWidth()).join("\n"));
+				warn(screenRows(`host extension error: ${showLinesSafely(f.message)}`, terminalWidth()).join("\n"));
 			} else if (f.kind === "not_json") {
-				warn(`host stdout (not rpc): ${showSafely(line, 2000)}`);
+				warn(screenRows(`host stdout (not rpc): ${showSafely(line, 2000)}`, terminalWidth()).join("\n"));
 			}
 		}
 	})().catch(err => warn(`a2a host: reading omp's output failed: ${err}`));

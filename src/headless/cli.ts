@@ -7,7 +7,7 @@
  * Nothing here touches processes, the real clock or stdio.
  */
 import { fitWidth, rows, rowWidth, textWidth } from "../text/rows.ts";
-import { showSafely, withoutCutEscape } from "../text/show.ts";
+import { showLinesSafely, showSafely, withoutCutEscape } from "../text/show.ts";
 import type { ApprovalsMode } from "./args.ts";
 import type { ApprovalPrompt } from "./frames.ts";
 import { DENY_QUEUE, readDenyQueue } from "./queue-command.ts";
@@ -95,6 +95,33 @@ function startIn(start: string, columns: number): string {
 	return ` (${fitted === shown ? shown : `${withoutCutEscape(fitted.slice(0, -1))}…`})`;
 }
 
+/** A line printed on a terminal too narrow for any row (`rowWidth`): fixed text, nothing the caller chose. */
+export const LINE_TOO_NARROW = "(a2a host: a line not shown, this terminal is too narrow)";
+
+/**
+ * A line `npm run host` prints that may hold caller text, as the rows a terminal `columns` wide shows: by the
+ * rule the prompt follows (`rowWidth`: at most ROW_MAX, continuation rows marked), so no screen of at least
+ * ROW_MAX + 4 columns re-wraps one; Infinity (not a terminal) keeps each line whole.
+ */
+export function screenRows(text: string, columns: number): string[] {
+	const w = Number.isFinite(columns) ? rowWidth(columns, 0) : Number.POSITIVE_INFINITY;
+	return w === null ? [LINE_TOO_NARROW] : rows(text, w);
+}
+
+/** A host notification as `npm run host` prints it: its line breaks kept, every line shown safely. */
+export const noticeLine = (message: string, level: string): string =>
+	level === "info"
+		? `host: ${showLinesSafely(message)}`
+		: `host [${showSafely(level, 20)}]: ${showLinesSafely(message)}`;
+
+/** A dialog nobody can fill in headless, cancelled: its title's first line. */
+export const cancelledLine = (method: string, title: string): string =>
+	`host asked (${showSafely(method, 20)}) "${showSafely(title.split("\n")[0] ?? "", 200)}" -> cancelled: nobody can answer that headless`;
+
+/** Said when a remote call's prompt is announced while another is on screen; the answer is still typed after it. */
+export const waitingLine = (tool: string, tokenName: string): string =>
+	`(a prompt waits for its turn: ${showSafely(tool, 120)} from token ${showSafely(tokenName, 80)}; answer the prompt above: `;
+
 /** The one line printed for every decision, whatever the mode. */
 export function describeDecision(prompt: ApprovalPrompt, decision: Decision): string {
 	const more = prompt.details.length > 1 ? ` +${prompt.details.length - 1} more lines` : "";
@@ -146,7 +173,7 @@ export class Approver {
 			this.#queue.push({ prompt, resolve });
 			if (!this.#current) this.#showNext();
 			// Said at once, so the human knows an answer now may be followed by a prompt not yet read.
-			else this.#opts.output.write(`\n(${this.#queue.length} more waiting; answer the prompt above: `);
+			else this.#opts.output.write(`\n${this.#rows(`(${this.#queue.length} more waiting; answer the prompt above: `)}`);
 		});
 	}
 
@@ -168,6 +195,11 @@ export class Approver {
 		this.#opts.output.write("\n(withdrawn by the host)\n");
 		this.#showNext();
 		return true;
+	}
+
+	/** `text` in the rows this terminal shows now (`screenRows`). */
+	#rows(text: string): string {
+		return screenRows(text, this.#opts.width?.() ?? Number.POSITIVE_INFINITY).join("\n");
 	}
 
 	#showNext(): void {

@@ -111,9 +111,13 @@ export interface ParsedLabel {
 
 const LABEL = /^A2A remote call: (\S+) — token (\S+)(?:, client (.+))? awaits approval$/;
 
-/** The bridge's `A2A remote call: <tool> — token <name>[, client <client>] awaits approval`, or null. */
+/**
+ * The bridge's `A2A remote call: <tool> — token <name>[, client <client>] awaits approval`, or null; in the
+ * marked rows the bridge cuts it into for a TUI too (src/host/remote-calls.ts), joined back first.
+ */
 export function parseCallerLabel(message: string): ParsedLabel | null {
-	const m = LABEL.exec(message);
+	const lines = joinRows(message.split("\n"));
+	const m = lines.length === 1 ? LABEL.exec(lines[0] ?? "") : null;
 	return m?.[1] && m[2] ? { tool: m[1], tokenName: m[2], client: m[3] ?? null } : null;
 }
 

@@ -270,6 +270,15 @@ describe("the headless prompt on an 80x24 terminal (issue 30 defect 1)", () => {
 		);
 		expect(r.isError).toBe(false);
 		expect(existsSync(join(cwd, marker))).toBe(true);
+		// The decision line names the client too: by the same rule, no row over 36 columns, the padding marked.
+		const s = screen as Screen;
+		const shown = await s.waitFor("the decision", rows => rows.some(row => row.startsWith("approval: bash")));
+		const decision = shown.slice(shown.findLastIndex(row => row.startsWith("approval: bash")));
+		const end = decision.findIndex((row, i) => i > 0 && !isMarked(row));
+		const rows = end < 0 ? decision : decision.slice(0, end);
+		expect(logical(rows)).toContain(`client ${client} -> Approve`);
+		for (const row of rows) expect(Bun.stringWidth(row, { ambiguousIsNarrow: false })).toBeLessThanOrEqual(36);
+		expect(rows.filter(row => row.includes("Command: ls -la")).every(isMarked)).toBe(true);
 	}, 90_000);
 
 	test("issue 38: a 24-column terminal gets rows of 24; under 16 a fixed prompt with nothing of the caller's", async () => {

@@ -1,10 +1,11 @@
 /**
- * Issue 38 finding 9 against the real host (omp 18.2.3 over rpc): a remote `task` call's subagent runs
- * in yolo mode with no UI of its own (omp task/executor.ts), so the `task` prompt is the one that
- * authorizes what the subagent runs. Its title shows every key of `tasks` (the assignment whole), and
- * no second prompt appears for the subagent's `bash`. A subagent prompt that does reach a dialog is
- * titled with its own tool (unit test `prompt-text.test.ts`, finding 9). Second channel: the file
- * the subagent's command leaves.
+ * Issue 38 finding 9 and rule 6 against the real host (omp 18.2.3 over rpc). A `task` subagent runs with
+ * `tools.approvalMode: yolo` (omp src/task/executor.ts:1000) and `hasUI: false` (executor.ts:3718), so no
+ * subagent tool ever reaches a dialog, the bridge's or any: under always-ask its `bash` runs unprompted
+ * once the `task` prompt (which shows the assignment whole) is approved; with `tools.approval.bash: prompt`
+ * the subagent's wrapper refuses it without a prompt (extensions/wrapper.ts:308-323). The title a
+ * subagent prompt would get is unit-tested (`prompt-text.test.ts`, finding 9). Second channels: the file
+ * the subagent's command leaves or does not, and the tool result the subagent's model is sent.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
@@ -41,6 +42,38 @@ describe("what a remote task's subagent runs is on the task's prompt (issue 38 f
 					timeoutMs: 60_000,
 				});
 				expect(h.frames.filter(f => isSelect(f) && String(f.title).startsWith("Allow tool: bash"))).toEqual([]);
+			});
+		} finally {
+			fake.stop();
+		}
+	}, 150_000);
+
+	test("with tools.approval.bash: prompt, the subagent's bash is refused with no dialog (omp: no UI in a subagent)", async () => {
+		const marker = `nosub-${crypto.randomUUID().slice(0, 8)}`;
+		const fake = startFakeModel([
+			{ tool: "bash", input: { command: `touch ${marker}` } },
+			{ tool: "yield", input: { data: "done" } },
+		]);
+		const files = { ".omp/agent/config.yml": "tools:\n  approval:\n    bash: prompt\n" };
+		try {
+			await withHost({ models: modelsYml(fake.url), files, args: ["--approval-mode", "always-ask"] }, async h => {
+				const sid = await openSession(h);
+				const pending = callTool(h, sid, "task", { context: "test", tasks: [{ task: `touch ${marker}` }] });
+				const outer = await h.waitFrame(
+					f => isSelect(f) && String(f.title).startsWith("Allow tool: task — remote call (A2A)"),
+					30_000,
+				);
+				h.send({ type: "extension_ui_response", id: outer.id, value: "Approve" });
+				await pending;
+				const refused = "requires approval but no interactive UI available";
+				await waitFor("the subagent's model sent the refusal", () => JSON.stringify(fake.requests).includes(refused), {
+					timeoutMs: 60_000,
+				});
+				expect(existsSync(join(h.cwd, marker))).toBe(false);
+				// The only dialog of the whole run was the task's: none for bash, bridge-titled or not.
+				expect(h.frames.filter(isSelect).map(f => String(f.title).split("\n")[0])).toEqual([
+					String(outer.title).split("\n")[0],
+				]);
 			});
 		} finally {
 			fake.stop();

@@ -37,10 +37,14 @@ const kept = (maxBytes: number): number => AUDIT_GENERATIONS * (maxBytes - RECOR
 describe("the figures (docs/security.md)", () => {
 	test("one token at its maximum rate for an hour writes less than the log keeps after a record", () => {
 		const hour = AUDIT_BURST_BYTES + AUDIT_RATE_BYTES_PER_S * 3600;
-		expect(hour).toBe(2_236_416);
-		expect(kept(AUDIT_MAX_BYTES)).toBe(3_121_152);
+		expect(hour).toBe(35_782_656);
+		expect(kept(AUDIT_MAX_BYTES)).toBe(50_307_072);
 		// What is left in that hour for every other token together.
-		expect(kept(AUDIT_MAX_BYTES) - hour).toBe(884_736);
+		expect(kept(AUDIT_MAX_BYTES) - hour).toBe(14_524_416);
+		// Sustained, a record is dropped no sooner than this many seconds after it.
+		expect((kept(AUDIT_MAX_BYTES) - AUDIT_BURST_BYTES) / AUDIT_RATE_BYTES_PER_S).toBe(5373);
+		// A typical call's two records are 400–800 bytes: at least 10 calls a second, sustained.
+		expect(AUDIT_RATE_BYTES_PER_S / 800).toBeGreaterThanOrEqual(10);
 	});
 });
 

@@ -31,8 +31,8 @@ const readLines = (p: string): string[] =>
 		: [];
 
 describe("limits", () => {
-	test("defaults -> 1 MiB files, 3 older generations", () => {
-		expect(AUDIT_MAX_BYTES).toBe(1024 * 1024);
+	test("defaults -> 16 MiB files, 3 older generations", () => {
+		expect(AUDIT_MAX_BYTES).toBe(16 * 1024 * 1024);
 		expect(AUDIT_GENERATIONS).toBe(3);
 	});
 });

@@ -7,69 +7,14 @@
  * write itself starts with the mark. Both the TUI dialog's title and the headless host's prompt.
  */
 import { describe, expect, test } from "bun:test";
-import { dirname } from "node:path";
-import { Terminal } from "@xterm/headless";
 import fc from "fast-check";
 import { formatPrompt } from "../../../src/headless/cli.ts";
 import { parseApprovalTitle } from "../../../src/headless/frames.ts";
 import { approvalTitle, dialogRowWidth } from "../../../src/host/prompt-text.ts";
 import { CONTINUED } from "../../../src/text/rows.ts";
+import { callerTextOf, fitsEveryMeasure } from "../../helpers/row-measure.ts";
 
-/** omp's own width function: pi-tui as the pinned omp resolves it (the TUI wraps its dialog by it). */
-const omp = dirname(Bun.resolveSync("@oh-my-pi/pi-coding-agent", import.meta.dir));
-const { visibleWidth } = (await import(Bun.resolveSync("@oh-my-pi/pi-tui", omp))) as {
-	visibleWidth(text: string): number;
-};
-
-const GRAPHEMES = [
-	"a",
-	" ",
-	"Command: ls -la",
-	"❯ Approve",
-	"☺\ufe0f",
-	"❤\ufe0f",
-	"✔\ufe0f",
-	"☺",
-	"👨\u200d👩\u200d👧",
-	"🇺🇸",
-	"👍🏽",
-	"#\ufe0f\u20e3",
-	"界",
-	"漢字",
-	"±",
-	"α",
-	"┆",
-	"—",
-	"①",
-	"e\u0301",
-	"a\u0308\u0323",
-	"\u1100\u1161\u11a8",
-	"ㄱ",
-	"©",
-	"Ａ",
-];
-const callerText = fc
-	.array(fc.oneof(fc.constantFrom(...GRAPHEMES), fc.string({ maxLength: 3 })), { maxLength: 120 })
-	.map(a => a.join(""));
-
-/** Each row written to an emulator `cols` wide: the rows it had to wrap (xterm's own width tables). */
-async function wrappedByXterm(lines: string[], cols: number): Promise<number> {
-	const term = new Terminal({ cols, rows: 10, scrollback: 2000, allowProposedApi: true });
-	await new Promise<void>(r => term.write(lines.map(l => `${l}\r\n`).join(""), r));
-	const buffer = term.buffer.active;
-	let wrapped = 0;
-	for (let i = 0; i < buffer.length; i++) if (buffer.getLine(i)?.isWrapped) wrapped++;
-	term.dispose();
-	return wrapped;
-}
-
-async function fitsEveryMeasure(lines: string[], cols: number): Promise<void> {
-	for (const line of lines) {
-		expect(visibleWidth(line)).toBeLessThanOrEqual(cols);
-		expect(Bun.stringWidth(line, { ambiguousIsNarrow: false })).toBeLessThanOrEqual(cols);
-	}
-	expect(await wrappedByXterm(lines, cols)).toBe(0);
-}
+const callerText = callerTextOf();
 
 /** The rows the prompt writes itself (in order), all others must start with the mark. */
 function ownRows(lines: string[], marked: string): string[] {
