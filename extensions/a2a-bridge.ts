@@ -26,6 +26,7 @@ import { SESSION_TTL_MS } from "../src/core/sessions.ts";
 import { TASK_WINDOW_MS } from "../src/core/task-wire.ts";
 import { a2aCommand, type CommandTarget } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
+import { machineIdFile, readBoxTag } from "../src/host/box-tag.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { entryName, startNotice } from "../src/host/commands.ts";
 import { followConfig } from "../src/host/config-live.ts";
@@ -136,7 +137,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		approvals: () => liveApprovals(config.blob),
 		randomPort: loaded.portFromFile && config.port === 0,
 		// The pinned port names the host even when this start fell back to another (contract §20).
-		entryName: entryName(config.name, hostname(), config.port || port),
+		entryName: entryName(config.name, hostname(), config.port || port, readBoxTag(machineIdFile(process.env))),
 		others: () => otherLiveBridges(live?.configPath ?? configPath),
 		unsaved: new Set(),
 	};

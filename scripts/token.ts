@@ -15,6 +15,7 @@ import { configName } from "../src/config/paths.ts";
 import { readLiveRuntime, runtimePath } from "../src/config/runtime.ts";
 import { nameProblem, OWNER } from "../src/config/tokens.ts";
 import { TOKEN_PLACEHOLDER } from "../src/headless/frames.ts";
+import { machineIdFile, readBoxTag } from "../src/host/box-tag.ts";
 import { entryName, mcpJson, tokenPrefix } from "../src/host/commands.ts";
 
 const USAGE = `usage: npm run token -- list | add NAME | revoke NAME | rotate [NAME]
@@ -52,7 +53,12 @@ function entryFor(path: string): string | undefined {
 	const port = config.port || live?.port;
 	if (!port) return undefined;
 	const url = live?.url ?? `http://${urlHost(config.host)}:${port}/`;
-	return mcpJson(url, TOKEN_PLACEHOLDER, entryName(config.name, hostname(), port), config.port === 0);
+	return mcpJson(
+		url,
+		TOKEN_PLACEHOLDER,
+		entryName(config.name, hostname(), port, readBoxTag(machineIdFile(process.env))),
+		config.port === 0,
+	);
 }
 
 function main(argv: string[]): number {

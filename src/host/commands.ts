@@ -98,17 +98,19 @@ export function tokensText(rows: NonNullable<BridgeStatus["perToken"]>): string 
 
 /**
  * The key of this host's printed `mcpServers` entries (contract §20): the config's `name`, else `omp-<host
- * name>-<port>` with the port the config pins (the bound one when it asks for a random port). Distinct per
- * host and port, the same at every start, so two boxes pasted into one client's config stay two.
+ * name>-<box tag>-<port>` (`box-tag.ts`; without a tag `omp-<host name>-<port>`) with the port the config pins
+ * (the bound one when it asks for a random port). Distinct per box, clones of one image included, and per port.
  */
-export function entryName(configured: string | undefined, hostName: string, port: number): string {
+export function entryName(configured: string | undefined, hostName: string, port: number, tag?: string): string {
 	if (configured !== undefined) return configured;
 	const host = hostName
 		.toLowerCase()
 		.replace(/[^a-z0-9-]+/g, "-")
 		.replace(/-+/g, "-")
 		.replace(/^-|-$/g, "");
-	return `omp-${host.slice(0, 32).replace(/-$/, "") || "host"}-${port}`;
+	// 30 keeps the longest name at 47, within the 48 a configured `name` may have.
+	const box = tag !== undefined && /^[0-9a-f]{6}$/.test(tag) ? `-${tag}` : "";
+	return `omp-${host.slice(0, 30).replace(/-$/, "") || "host"}${box}-${port}`;
 }
 
 /**

@@ -7,9 +7,11 @@
 import { afterAll, beforeAll } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, connect as netConnect } from "node:net";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Subprocess, spawn } from "bun";
+import { machineIdFile, readBoxTag } from "../../src/host/box-tag.ts";
+import { entryName } from "../../src/host/commands.ts";
 
 export const ROOT = resolve(import.meta.dir, "..", "..");
 /** The host under test: the pinned omp, or another build's cli.js named by `A2A_TEST_OMP` (CI's second host). */
@@ -17,6 +19,10 @@ export const OMP =
 	process.env.A2A_TEST_OMP || join(ROOT, "node_modules", "@oh-my-pi", "pi-coding-agent", "dist", "cli.js");
 export const BUN = process.execPath;
 const ENTRY = join(ROOT, "extensions", "a2a-bridge.ts");
+
+/** The entry name a host on this machine prints for `port` when its config sets no `name`. */
+export const defaultEntryName = (port: number): string =>
+	entryName(undefined, hostname(), port, readBoxTag(machineIdFile({})));
 
 export const PLACEHOLDER_MODELS = `providers:
   placeholder:

@@ -5,10 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
-import { hostname } from "node:os";
-import { entryName } from "../../../src/host/commands.ts";
 import { auditRecords } from "../../helpers/audit.ts";
-import { type Host, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
+import { defaultEntryName, type Host, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
 import { envelope, modernPost } from "../../helpers/modern.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
@@ -119,7 +117,7 @@ describe("named tokens (real host)", () => {
 	test("/a2a mcp-json ci -> an entry carrying ci's token", async () => {
 		const text = await a2a("/a2a mcp-json ci", m => m.includes("mcpServers"));
 		// The entry names the host, not the token: the same key for every token of this host.
-		const entry = JSON.parse(text).mcpServers[entryName(undefined, hostname(), host.port)];
+		const entry = JSON.parse(text).mcpServers[defaultEntryName(host.port)];
 		expect(entry.headers.Authorization).toBe(`Bearer ${CI}`);
 	}, 30_000);
 

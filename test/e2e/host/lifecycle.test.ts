@@ -4,11 +4,9 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { hostname } from "node:os";
 import { join } from "node:path";
-import { entryName } from "../../../src/host/commands.ts";
 import { modelsYml, startFakeModel } from "../../helpers/fake-model.ts";
-import { callTool, canConnect, freePort, Host, openSession, rpcPost } from "../../helpers/host.ts";
+import { callTool, canConnect, defaultEntryName, freePort, Host, openSession, rpcPost } from "../../helpers/host.ts";
 import { StoppableWork } from "../../helpers/procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
@@ -236,7 +234,7 @@ describe("/a2a commands", () => {
 		expect(h.notifications()).toContain(h.token);
 		await h.command("/a2a mcp-json");
 		const entry = JSON.parse(h.notifications().find(m => m.startsWith("{")) ?? "{}");
-		const name = entryName(undefined, hostname(), h.port);
+		const name = defaultEntryName(h.port);
 		expect(Object.keys(entry.mcpServers)).toEqual([name]);
 		expect(entry.mcpServers[name]).toMatchObject({
 			type: "http",

@@ -1,15 +1,17 @@
 /**
- * Several boxes from one client (issue 31 item 4, contract §20): each host prints its mcpServers entry under a
- * name of its own (the config's `name`, else omp-<host name>-<port>), the same after a restart, so two entries
- * pasted into one client's config stay two. One caller omp gets both entries in its mcp.json and runs `bash`
+ * Several boxes from one client (issue 31 item 4, issue 39 item 9, contract §20): each host prints its mcpServers
+ * entry under a name of its own (the config's `name`, else omp-<host name>-<box tag>-<port>), the same after a
+ * restart, so two entries pasted into one client's config stay two, clones of one image included. One caller omp gets both entries in its mcp.json and runs `bash`
  * on each; the marker each host finds in its own working directory says which box ran what.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnSync } from "bun";
+import { boxTag } from "../../../src/host/box-tag.ts";
 import { entryName } from "../../../src/host/commands.ts";
-import { Host, ROOT } from "../../helpers/host.ts";
+import { BUN, defaultEntryName, freePort, Host, ROOT } from "../../helpers/host.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const BOXES_PROBE = join(ROOT, "test", "fixtures", "boxes-caller-ext.ts");
@@ -34,7 +36,7 @@ describe("two boxes, one client", () => {
 			const first = await Host.start();
 			hosts.push(first);
 			const [nameA] = Object.keys((await printedEntry(first)).mcpServers);
-			expect(nameA).toBe(entryName(undefined, hostname(), first.port));
+			expect(nameA).toBe(defaultEntryName(first.port));
 			expect(nameA).toMatch(/^omp-[a-z0-9-]+-\d+$/);
 			// A restart with the same config (port and token) prints the same entry name.
 			await first.stop();
@@ -71,6 +73,58 @@ describe("two boxes, one client", () => {
 				await h.stop();
 				h.cleanup();
 			}
+		}
+	}, 150_000);
+});
+
+describe("clones of one image: one host name, one pinned port, each its own machine id", () => {
+	test("each prints its own name (and npm run token's entry agrees); a box with no usable id keeps omp-<host>-<port>", async () => {
+		const ids = mkdtempSync(join(tmpdir(), "a2a-machine-ids-"));
+		const idFile = (name: string, text: string) => {
+			writeFileSync(join(ids, name), text);
+			return join(ids, name);
+		};
+		const idA = "0123456789abcdef0123456789abcdef";
+		const idB = "fedcba9876543210fedcba9876543210";
+		const files = { a: idFile("a", `${idA}\n`), b: idFile("b", `${idB}\n`), none: idFile("none", "uninitialized\n") };
+		const hosts: Host[] = [];
+		try {
+			// Both configs pin the same port, as a config baked into the image would: the clone's start falls back.
+			const port = await freePort();
+			const start = async (id: string, wait: boolean) => {
+				const env = { A2A_BRIDGE_MACHINE_ID_FILE: id };
+				const h = await Host.start({ config: { port }, env, waitForPort: wait });
+				hosts.push(h);
+				if (!wait) {
+					await waitFor("the clone's port fallback notice", () => h.notifications().some(m => m.includes("busy")), {
+						timeoutMs: 30_000,
+						seen: () => h.notifications().join("\n"),
+					});
+				}
+				return { h, name: Object.keys((await printedEntry(h)).mcpServers)[0] };
+			};
+			const a = await start(files.a, true);
+			const b = await start(files.b, false);
+			const c = await start(files.none, false);
+			expect([a.name, b.name, c.name]).toEqual([
+				entryName(undefined, hostname(), port, boxTag(idA)),
+				entryName(undefined, hostname(), port, boxTag(idB)),
+				entryName(undefined, hostname(), port),
+			]);
+			expect(new Set([a.name, b.name, c.name]).size).toBe(3);
+			// Second channel: the token script, reading the clone's config and machine id, names the same entry.
+			const token = spawnSync([BUN, join(ROOT, "scripts", "token.ts"), "add", "laptop"], {
+				cwd: b.h.cwd,
+				env: { ...process.env, HOME: b.h.home, A2A_BRIDGE_MACHINE_ID_FILE: files.b },
+			});
+			const out = token.stdout.toString();
+			expect({ code: token.exitCode, named: out.includes(`"${b.name}"`) }).toEqual({ code: 0, named: true });
+		} finally {
+			for (const h of hosts.reverse()) {
+				await h.stop();
+				h.cleanup();
+			}
+			rmSync(ids, { recursive: true, force: true });
 		}
 	}, 150_000);
 });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { boxTag } from "../../../src/host/box-tag.ts";
 import {
 	announcement,
 	type BridgeStatus,
@@ -103,26 +104,54 @@ describe("mcpJson", () => {
 	});
 });
 
-describe("entryName: one per host, the same at every start (contract §20)", () => {
-	test("default -> omp-<host name>-<port>, the host name folded to what every client keeps", () => {
+describe("entryName: one per box, the same at every start (contract §20)", () => {
+	test("no box tag -> omp-<host name>-<port>, the host name folded to what every client keeps", () => {
 		expect(entryName(undefined, "labbox", 20817)).toBe("omp-labbox-20817");
 		expect(entryName(undefined, "Lab.Box_2.example.com", 8765)).toBe("omp-lab-box-2-example-com-8765");
 		expect(entryName(undefined, "", 8765)).toBe("omp-host-8765");
 		expect(entryName(undefined, "x".repeat(80), 1).length).toBeLessThanOrEqual(48);
 	});
 
-	test("two hosts on one machine (other ports) and two machines (same port) -> distinct; same inputs -> same name", () => {
+	test("a box tag -> omp-<host name>-<tag>-<port>; at most 48 characters, every one a client keeps", () => {
+		expect(entryName(undefined, "labbox", 20817, "3fa2c1")).toBe("omp-labbox-3fa2c1-20817");
+		for (const host of [
+			"x".repeat(80),
+			"-".repeat(40),
+			"é".repeat(40),
+			"a-".repeat(40),
+			"日本.example",
+			"\n\u0007$(id)",
+		]) {
+			const name = entryName(undefined, host, 65535, "abcdef");
+			expect({ host, name, ok: name.length <= 48 && /^omp-[a-z0-9]+(?:-[a-z0-9]+)*-abcdef-65535$/.test(name) }).toEqual(
+				{
+					host,
+					name,
+					ok: true,
+				},
+			);
+		}
+		// Only a tag boxTag can make is used: anything else leaves the old name, never caller text in a key.
+		for (const bad of ["", "ABCDEF", "abcde", "abcdef0", "../x", "zzzzzz"]) {
+			expect(entryName(undefined, "labbox", 1, bad)).toBe("omp-labbox-1");
+		}
+	});
+
+	test("clones (one host name, one port) with their own machine ids -> distinct; same inputs -> same name", () => {
 		const names = [
 			entryName(undefined, "labbox", 20817),
 			entryName(undefined, "labbox", 20818),
 			entryName(undefined, "labbox-b", 20817),
+			entryName(undefined, "labbox", 20817, boxTag("0123456789abcdef0123456789abcdef")),
+			entryName(undefined, "labbox", 20817, boxTag("fedcba9876543210fedcba9876543210")),
 		];
-		expect(new Set(names).size).toBe(3);
-		expect(entryName(undefined, "labbox", 20817)).toBe(names[0] as string);
+		expect(new Set(names).size).toBe(5);
+		expect(entryName(undefined, "labbox", 20817, boxTag("0123456789abcdef0123456789abcdef"))).toBe(names[3] as string);
 	});
 
-	test("a configured name -> used as it is", () => {
+	test("a configured name -> used as it is, tag or not", () => {
 		expect(entryName("lab-a", "labbox", 20817)).toBe("lab-a");
+		expect(entryName("lab-a", "labbox", 20817, "3fa2c1")).toBe("lab-a");
 	});
 });
 
