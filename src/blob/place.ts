@@ -104,6 +104,16 @@ function lstatOrNull(path: string): Stats | null {
 	}
 }
 
+/** What the link at `at` holds; null when it is no link any more (swapped since the look). */
+function readLink(at: string): string | null {
+	try {
+		return readlinkSync(at);
+	} catch (err) {
+		if (errno(err) === "EINVAL") return null;
+		throw err;
+	}
+}
+
 /**
  * Walks to where an upload to `path` (absolute, lexically resolved) writes, deciding on each directory it
  * holds whether a name there is the bridge's own (`own` lists the own files). Makes nothing: `make` does.
@@ -156,7 +166,11 @@ export function reach(path: string, own: readonly string[], log: (line: string) 
 					return fail("write_failed", `cannot write ${path}: ${join(cur.path, part)} is not a directory`);
 				if (++hops > MAX_HOPS)
 					return fail("write_failed", `cannot write ${path}: more than ${MAX_HOPS} links on the way`);
-				const to = readlinkSync(inDir(cur, part));
+				const to = readLink(inDir(cur, part));
+				if (to === null) {
+					todo.unshift(part);
+					continue;
+				}
 				if (last) linked = true;
 				if (isAbsolute(to)) step(openDir("/", "/"));
 				todo.unshift(...to.split(sep).filter(p => p !== ""));

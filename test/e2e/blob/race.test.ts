@@ -93,7 +93,9 @@ describe("issue 38.2: a directory swapped for a link to the config directory whi
 				body,
 				signal: AbortSignal.timeout(30_000),
 			});
-			const got = res.status === 200 ? (await res.body?.cancel(), "ok") : ((await res.json()) as { code: string }).code;
+			const code = res.status === 200 ? null : ((await res.json()) as { code: string }).code;
+			if (code === null) await res.body?.cancel();
+			const got = code ?? "ok";
 			const row = got === "ok" ? 200 : (BLOB_ERRORS as Record<string, number>)[got];
 			if (row !== res.status) odd.push(`${method} ${res.status} ${got}`);
 			replies.set(`${method} ${res.status} ${got}`, (replies.get(`${method} ${res.status} ${got}`) ?? 0) + 1);
