@@ -4,17 +4,7 @@
  * this PUT unlinks; a missing target by a link that fails when one appeared meanwhile; with the old
  * file's owner and mode.
  */
-import {
-	closeSync,
-	constants,
-	fchmodSync,
-	fchownSync,
-	fstatSync,
-	fsyncSync,
-	lstatSync,
-	openSync,
-	type Stats,
-} from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, openSync, type Stats } from "node:fs";
 import { errno } from "./context.ts";
 import { type CrossLocks, heldElsewhere, LOCK_WAIT_MS } from "./flock.ts";
 import type { BlobCode } from "./parse.ts";
