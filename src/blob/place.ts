@@ -22,6 +22,7 @@ import { errorText } from "../text/error-text.ts";
 import { errno } from "./context.ts";
 import { type OwnFiles, ownFilesOf, ownName, ownTwin } from "./own.ts";
 import type { BlobCode } from "./parse.ts";
+import { notRegular } from "./target.ts";
 
 // Why /proc/self/fd rather than openat through bun:ffi: Linux resolves that link to the open directory
 // itself, as openat(fd, …) does, and node:fs keeps its flags and errors. Where the link does not name the
@@ -95,6 +96,14 @@ function openRoot(log: (line: string) => void): Dir | string {
 	return why;
 }
 
+function statOrNull(path: string): Stats | null {
+	try {
+		return statSync(path);
+	} catch {
+		return null;
+	}
+}
+
 function lstatOrNull(path: string): Stats | null {
 	try {
 		return lstatSync(path);
@@ -166,6 +175,11 @@ export function reach(path: string, own: readonly string[], log: (line: string) 
 					return fail("write_failed", `cannot write ${path}: ${join(cur.path, part)} is not a directory`);
 				if (++hops > MAX_HOPS)
 					return fail("write_failed", `cannot write ${path}: more than ${MAX_HOPS} links on the way`);
+				// A kernel link (`/dev/stdin` → /proc/self/fd/0 → a pipe) names no path: refused by what it reaches.
+				const reached = last ? statOrNull(inDir(cur, part)) : null;
+				if (reached !== null && !reached.isFile() && !reached.isDirectory()) {
+					return fail("not_regular_file", notRegular(path, reached));
+				}
 				const to = readLink(inDir(cur, part));
 				if (to === null) {
 					todo.unshift(part);

@@ -83,16 +83,21 @@ export function openTarget(at: string, mode: keyof typeof FLAGS, path = at): Ope
 	}
 }
 
+const refusalText = (path: string, what: string): string =>
+	`${path} is not a regular file (${what}); /blob reads and writes regular files only`;
 const refusal = (path: string, what: string): Opened => ({
 	ok: false,
 	code: "not_regular_file",
-	message: `${path} is not a regular file (${what}); /blob reads and writes regular files only`,
+	message: refusalText(path, what),
 });
 
 function close(fd: number, r: Opened): Opened {
 	closeSync(fd);
 	return r;
 }
+
+/** Why a write to `path`, which reaches `st` (no regular file, no directory), is refused. */
+export const notRegular = (path: string, st: Stats): string => refusalText(path, kindOf(st));
 
 function kindOf(st: Stats): string {
 	if (st.isFIFO()) return "a FIFO";

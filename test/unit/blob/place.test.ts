@@ -99,6 +99,17 @@ describe("reach: the own-path rule asked on each held directory", () => {
 		release(p);
 	});
 
+	test("a final link to a device or a kernel link to a pipe (/dev/stdin's shape) is refused by what it reaches", () => {
+		symlinkSync("/dev/null", join(work, "null-link"));
+		expect(refusal(join(work, "null-link"))).toMatchObject({ code: "not_regular_file" });
+		const pipe = Bun.spawn(["sleep", "5"], { stdin: "pipe" });
+		try {
+			expect(refusal(`/proc/${pipe.pid}/fd/0`)).toMatchObject({ code: "not_regular_file" });
+		} finally {
+			pipe.kill();
+		}
+	});
+
 	test("case variants and names beside an own file, through a linked directory", () => {
 		symlinkSync(agent, join(work, "al"));
 		for (const name of ["A2A-BRIDGE.JSON", "a2a-bridge.Json.LOCK", "A2a-Bridge.log.7", ".A2A-STAGING-x"]) {
