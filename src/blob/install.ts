@@ -2,19 +2,9 @@
  * Putting a PUT's staging file, whole and checked, in the target's place (contract §7, §19): under the
  * lock of the file it replaces (blob/flock.ts), so an append in another bridge never writes into a file
  * this PUT unlinks; a missing target by a link that fails when one appeared meanwhile; with the old
- * file's owner and mode; the directory synced after.
+ * file's owner and mode.
  */
-import {
-	closeSync,
-	constants,
-	fchmodSync,
-	fchownSync,
-	fstatSync,
-	fsyncSync,
-	lstatSync,
-	openSync,
-	type Stats,
-} from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, openSync, type Stats } from "node:fs";
 import { errno } from "./context.ts";
 import { type CrossLocks, heldElsewhere, LOCK_WAIT_MS } from "./flock.ts";
 import type { BlobCode } from "./parse.ts";
@@ -39,27 +29,14 @@ export function keepMetadata(fd: number, old: Stats | null): void {
 	fchmodSync(fd, old.mode & 0o7777);
 }
 
-export function fsyncDir(dir: string): void {
-	try {
-		const fd = openSync(dir, "r");
-		try {
-			fsyncSync(fd);
-		} finally {
-			closeSync(fd);
-		}
-	} catch {
-		// The rename is done; a directory that cannot be synced only loses durability.
-	}
-}
-
 /**
  * Whether an upload in another process holds the target: then the PUT is refused before its body. One
  * try, no waiting: the body must start to land before the handler first yields (blob/upload.ts).
  */
-export function lockedElsewhere(target: string, across: CrossLocks, log: (line: string) => void): boolean {
+export function lockedElsewhere(at: string, across: CrossLocks, log: (line: string) => void): boolean {
 	let fd: number;
 	try {
-		fd = openSync(target, CURRENT);
+		fd = openSync(at, CURRENT);
 	} catch {
 		return false;
 	}
@@ -80,10 +57,12 @@ const INSTALL_TRIES = 3;
  * Puts the staging file in the target's place under the lock of the file it replaces (blob/flock.ts), so
  * an append in another bridge never writes into a file this PUT unlinks, nor reports it as the target.
  * A missing target is created by a link that fails when one appeared meanwhile: that one is locked first.
- * `ready` gives the staging file its final metadata just before.
+ * `ready` gives the staging file its final metadata just before. `at` is the target's name inside its held
+ * directory (blob/place.ts), `target` the path messages show.
  */
 export async function install(
 	file: StagingFile,
+	at: string,
 	target: string,
 	ready: () => void,
 	across: CrossLocks,
@@ -92,22 +71,22 @@ export async function install(
 	for (let tries = 0; tries < INSTALL_TRIES; tries++) {
 		let fd: number;
 		try {
-			fd = openSync(target, CURRENT);
+			fd = openSync(at, CURRENT);
 		} catch (err) {
 			if (errno(err) !== "ENOENT") {
 				// A link or something else unopenable under the name: no file's bytes are lost by replacing it.
 				ready();
-				commit(file, target);
+				commit(file, at);
 				return "done";
 			}
 			ready();
-			if (commitNew(file, target)) return "done";
+			if (commitNew(file, at)) return "done";
 			continue;
 		}
 		try {
 			if (!fstatSync(fd).isFile()) {
 				ready();
-				commit(file, target);
+				commit(file, at);
 				return "done";
 			}
 			const lock = await across.take(fd, log);
@@ -117,11 +96,11 @@ export async function install(
 			}
 			if (lock.kind === "failed") return { code: "write_failed", why: `cannot lock ${target}: ${lock.why}` };
 			try {
-				const named = lstatSync(target);
+				const named = lstatSync(at);
 				const own = fstatSync(fd);
 				if (named.dev !== own.dev || named.ino !== own.ino) continue;
 				ready();
-				commit(file, target);
+				commit(file, at);
 				return "done";
 			} finally {
 				if (lock.kind === "held") lock.release();

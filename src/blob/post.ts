@@ -4,15 +4,15 @@
  * Never truncates, except to undo a body whose digest does not match. One upload per file, in this process
  * and across processes (blob/locks.ts): two bridges appending to one file never mix their bytes.
  */
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, rmdirSync, type Stats, statSync, unlinkSync } from "node:fs";
-import { dirname } from "node:path";
-import { errorText } from "../text/error-text.ts";
+import { closeSync, fstatSync, ftruncateSync, lstatSync, type Stats, unlinkSync } from "node:fs";
 import { type Ctx, statOrNull } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
 import { heldElsewhere } from "./flock.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
+import { ownTwin } from "./own.ts";
 import { blobError } from "./parse.ts";
-import { openTarget, replaceTarget } from "./target.ts";
+import { inDir, make, type Place, shown, unmake } from "./place.ts";
+import { openTarget } from "./target.ts";
 import {
 	digestMismatch,
 	digestsAfter,
@@ -32,6 +32,7 @@ export async function post(
 	expected: Expected,
 	ctx: Ctx,
 	locks: FileLocks,
+	place: Place,
 ): Promise<Response> {
 	const { refuse } = ctx;
 	const mismatch = (size: number) =>
@@ -46,30 +47,33 @@ export async function post(
 			{ size },
 		);
 	const cannot = (err: unknown) =>
-		refuse(path, offset, "write_failed", `cannot write ${path}: ${errorText(err)}; 0 bytes landed`);
+		refuse(path, offset, "write_failed", `cannot write ${path}: ${shown(err, place.dir)}; 0 bytes landed`);
 	let st: Stats | null;
 	try {
-		st = statOrNull(path);
+		st = place.missing.length > 0 ? null : statOrNull(inDir(place.dir, place.name));
 	} catch (err) {
 		return cannot(err);
 	}
 	if (st?.isDirectory()) return refuse(path, offset, "is_directory", `${path} is a directory`);
 	if (offset !== null && offset !== (st?.size ?? 0)) return mismatch(st?.size ?? 0);
-	let madeDir: string | undefined;
 	try {
-		madeDir = mkdirSync(dirname(path), { recursive: true });
+		make(place);
 	} catch (err) {
+		unmake(place);
 		return cannot(err);
 	}
-	const held = openLocked(path, offset, ctx, locks);
-	if (held instanceof Response) return held;
+	const held = openLocked(path, offset, ctx, locks, place);
+	if (held instanceof Response) {
+		if (st === null) unmake(place);
+		return held;
+	}
 	const { fd } = held;
 	try {
 		const at = fstatSync(fd).size;
 		if (offset === null && at > 0) return exists(at);
 		if (offset !== null && offset !== at) return mismatch(at);
 		const w = await pipeBody(req, fd, at, ctx);
-		return await settle({ path, offset, fd, at, created: st === null, madeDir }, w, expected, ctx);
+		return await settle({ path, offset, fd, at, created: st === null, place }, w, expected, ctx);
 	} finally {
 		held.release();
 	}
@@ -83,7 +87,8 @@ interface Append {
 	at: number;
 	/** The file did not exist before: undoing removes it (and the directories made for it). */
 	created: boolean;
-	madeDir: string | undefined;
+	/** Where it is: its directory held open (blob/place.ts). */
+	place: Place;
 }
 
 /** What the body comes to: nothing, a file another writer touched, a digest refused (undone), landed, or cut. */
@@ -92,7 +97,7 @@ async function settle(a: Append, w: Written, expected: Expected, ctx: Ctx): Prom
 	const { stop, landed, wrote } = w;
 	if (stop === null && landed === 0 && wrote === 0) {
 		// A chunked body that carried nothing: undo what this request created.
-		if (a.created) undoCreate(path, a.madeDir);
+		if (a.created) undoCreate(a.place);
 		return ctx.refuse(path, a.offset, "empty_body", EMPTY_BODY);
 	}
 	if (stop === null && wrote !== landed) {
@@ -104,7 +109,7 @@ async function settle(a: Append, w: Written, expected: Expected, ctx: Ctx): Prom
 		const got = digestsAfter(w);
 		const wrong = digestMismatch(expected, got);
 		if (wrong !== null) {
-			if (a.created) undoCreate(path, a.madeDir);
+			if (a.created) undoCreate(a.place);
 			else ftruncateSync(fd, at);
 			ctx.note(path, at, 0, `${wrong}; the file is back to its ${at} bytes`);
 			return mismatchReply(`${wrong}; nothing was kept: the file is back to its ${at} bytes`, got);
@@ -133,16 +138,24 @@ function openLocked(
 	offset: number | null,
 	ctx: Ctx,
 	locks: FileLocks,
+	place: Place,
 ): { fd: number; release(): void } | Response {
 	const { refuse } = ctx;
-	const { target } = replaceTarget(path);
+	const { target } = place;
+	const at = inDir(place.dir, place.name);
 	for (let tries = 1; ; tries++) {
-		const opened = openTarget(path, "append");
+		const opened = openTarget(at, "append", path);
 		if (!opened.ok) {
 			const message = opened.code === "write_failed" ? `${opened.message}; 0 bytes landed` : opened.message;
 			return refuse(path, offset, opened.code, message);
 		}
 		const { fd } = opened;
+		// The name the walk checked may since hold a second name of an own file (a hard link).
+		const twin = ownTwin(place.own, path, opened.st);
+		if (twin !== null) {
+			closeSync(fd);
+			return refuse(path, offset, "own_file", `${twin}: /blob does not write it`);
+		}
 		const unlock = locks.takeAll([`target:${target}`, inodeKey(opened.st)]);
 		if (unlock === null) {
 			closeSync(fd);
@@ -164,7 +177,7 @@ function openLocked(
 			release();
 			return refuse(path, offset, "write_failed", `cannot lock ${path}: ${across.why}; 0 bytes landed`);
 		}
-		if (sameFile(path, fd)) return { fd, release };
+		if (sameFile(at, fd)) return { fd, release };
 		release();
 		if (tries === OPEN_TRIES) {
 			const why = `${path} was replaced ${OPEN_TRIES} times while this upload took its lock; 0 bytes landed`;
@@ -173,10 +186,10 @@ function openLocked(
 	}
 }
 
-/** Whether `path` still names the open file (a rename by another process may have replaced it). */
-function sameFile(path: string, fd: number): boolean {
+/** Whether `at` still names the open file (a rename by another process may have replaced it). */
+function sameFile(at: string, fd: number): boolean {
 	try {
-		const named = statSync(path);
+		const named = lstatSync(at);
 		const own = fstatSync(fd);
 		return named.dev === own.dev && named.ino === own.ino;
 	} catch {
@@ -184,11 +197,11 @@ function sameFile(path: string, fd: number): boolean {
 	}
 }
 
-function undoCreate(path: string, madeDir: string | undefined): void {
+function undoCreate(place: Place): void {
 	try {
-		unlinkSync(path);
-		for (let dir = dirname(path); madeDir && dir.length >= madeDir.length; dir = dirname(dir)) rmdirSync(dir);
+		unlinkSync(inDir(place.dir, place.name));
 	} catch {
 		// Best effort: something else may have put files there meanwhile.
 	}
+	unmake(place);
 }

@@ -4,18 +4,17 @@
  * old file's mode (and owner where the host can) and renamed over it. A cut leaves the staged bytes for
  * `offset=<staged size>`; a refused or failed one removes them. The target itself is never opened for write.
  */
-import { closeSync, fstatSync, fsyncSync, mkdirSync, rmdirSync, type Stats } from "node:fs";
-import { dirname } from "node:path";
-import { errorText } from "../text/error-text.ts";
+import { closeSync, fstatSync, fsyncSync, type Stats } from "node:fs";
 import type { Ctx } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
 import { heldElsewhere } from "./flock.ts";
-import { fsyncDir, install, keepMetadata, lockedElsewhere, type Placed } from "./install.ts";
+import { install, keepMetadata, lockedElsewhere, type Placed } from "./install.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
 import { blobError } from "./parse.ts";
+import { dirAt, inDir, make, type Place, shown, unmake } from "./place.ts";
 import { cleanStaging } from "./staged.ts";
 import { discard, openStaging, park, type StagingFile } from "./staging.ts";
-import { openTarget, replaceTarget } from "./target.ts";
+import { openTarget } from "./target.ts";
 import {
 	digestMismatch,
 	digestsAfter,
@@ -27,8 +26,10 @@ import {
 } from "./upload.ts";
 
 /** The file being replaced, checked like any target (regular, not a pseudo-file); null when new. */
-function existing(target: string, ctx: Ctx, path: string, offset: number | null): Stats | null | Response {
-	const opened = openTarget(target, "read");
+function existing(place: Place, ctx: Ctx, path: string, offset: number | null): Stats | null | Response {
+	const { target } = place;
+	if (place.missing.length > 0) return null;
+	const opened = openTarget(inDir(place.dir, place.name), "replace", target);
 	if (!opened.ok) {
 		if (opened.code === "not_found") return null;
 		const code = opened.code === "read_failed" ? "write_failed" : opened.code;
@@ -42,26 +43,18 @@ function existing(target: string, ctx: Ctx, path: string, offset: number | null)
 	return opened.st;
 }
 
-/** One PUT while it holds its locks: where it writes, what it replaces, and its staging file once open. */
+/** One PUT while it holds its locks: where it writes (its directory held), what it replaces, its staging file once open. */
 interface Replace {
 	path: string;
-	target: string;
-	linked: boolean;
+	place: Place;
 	old: Stats | null;
-	/** The first directory this PUT created for a new target, removed again when nothing lands. */
-	madeDir: string | undefined;
 	file: StagingFile | null;
 }
 
 /** A refused or failed PUT leaves nothing: its staging file and the directories it made go. */
 function drop(r: Replace): void {
 	if (r.file !== null) discard(r.file);
-	try {
-		if (r.madeDir && r.old === null)
-			for (let d = dirname(r.target); d.length >= r.madeDir.length; d = dirname(d)) rmdirSync(d);
-	} catch {
-		// The directory holds other files now.
-	}
+	if (r.old === null) unmake(r.place);
 }
 
 export async function put(
@@ -71,28 +64,32 @@ export async function put(
 	expected: Expected,
 	ctx: Ctx,
 	locks: FileLocks,
+	place: Place,
 ): Promise<Response> {
 	const { refuse } = ctx;
-	const { target, linked } = replaceTarget(path);
-	const old = existing(target, ctx, path, offset);
+	const { target } = place;
+	const old = existing(place, ctx, path, offset);
 	if (old instanceof Response) return old;
-	let madeDir: string | undefined;
+	const r: Replace = { path, place, old, file: null };
 	try {
-		madeDir = mkdirSync(dirname(target), { recursive: true });
+		make(place);
 	} catch (err) {
-		return refuse(path, offset, "write_failed", `cannot write ${path}: ${errorText(err)}; this upload changed nothing`);
+		drop(r);
+		return refuse(path, offset, "write_failed", `cannot write ${path}: ${shown(err)}; this upload changed nothing`);
 	}
 	// In this process one upload per target at a time; across processes each PUT has its own staging file.
 	const keys = old === null ? [`target:${target}`] : [`target:${target}`, inodeKey(old)];
 	const unlock = locks.takeAll(keys);
-	if (unlock === null) return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
-	const r: Replace = { path, target, linked, old, madeDir, file: null };
+	if (unlock === null) {
+		drop(r);
+		return refuse(path, offset, "upload_in_progress", `an upload to ${path} is in progress`);
+	}
 	try {
-		if (old !== null && lockedElsewhere(target, locks.across, ctx.log)) {
+		if (old !== null && lockedElsewhere(inDir(place.dir, place.name), locks.across, ctx.log)) {
 			return refuse(path, offset, "upload_in_progress", heldElsewhere(path));
 		}
-		cleanStaging(dirname(target));
-		const opened = openStaging(target, offset);
+		cleanStaging(dirAt(place.dir));
+		const opened = openStaging(target, offset, dirAt(place.dir));
 		if (!opened.ok) {
 			if (!("size" in opened)) return refuse(path, offset, opened.code, opened.message);
 			const staged = { "upload-offset": String(opened.size) };
@@ -133,22 +130,33 @@ async function receive(
 		ctx.note(path, at, 0, `${wrong}; this upload did not change ${path}`);
 		return mismatchReply(`${wrong}; nothing was kept: this upload did not change ${path}`, got);
 	}
+	const { place } = r;
 	let placed: Placed;
 	try {
 		fsyncSync(file.fd);
-		placed = await install(file, r.target, () => keepMetadata(file.fd, r.old), locks.across, ctx.log);
+		const at = inDir(place.dir, place.name);
+		placed = await install(file, at, place.target, () => keepMetadata(file.fd, r.old), locks.across, ctx.log);
 	} catch (err) {
 		drop(r);
-		const message = `cannot replace ${r.target}: ${errorText(err)}; nothing was kept and this upload did not change ${path}`;
+		const message = `cannot replace ${place.target}: ${shown(err, place.dir)}; nothing was kept and this upload did not change ${path}`;
 		ctx.log(`a2a-bridge: blob ${message}`);
 		ctx.note(path, at, 0, message);
 		return blobError("write_failed", message);
 	}
 	if (placed !== "done") return unplaced(file, path, at, landed, placed, ctx);
-	fsyncDir(dirname(r.target));
+	syncDir(place.dir.fd);
 	ctx.digests.remember(contentKey(file.fd), got.whole);
 	ctx.note(path, at, landed);
-	return uploadReply(path, at, landed, fstatSync(file.fd).size, got, r.linked ? { target: r.target } : {});
+	return uploadReply(path, at, landed, fstatSync(file.fd).size, got, place.linked ? { target: place.target } : {});
+}
+
+/** The rename is done; a directory that cannot be synced only loses durability. */
+function syncDir(fd: number): void {
+	try {
+		fsyncSync(fd);
+	} catch {
+		// As said.
+	}
 }
 
 /** A body cut short: its bytes stay staged for `offset=` (a failed write keeps nothing). */

@@ -18,9 +18,9 @@ import { DigestCache } from "./digest-cache.ts";
 import { download, Sending } from "./download.ts";
 import { HashJobs } from "./hash-jobs.ts";
 import { FileLocks } from "./locks.ts";
-import { ownPathOf } from "./own.ts";
 import {
 	BLOB_METHODS,
+	type BlobCode,
 	blobError,
 	blobRefusal,
 	isUpload,
@@ -29,10 +29,11 @@ import {
 	parseBlobQuery,
 	resolveBlobPath,
 } from "./parse.ts";
+import { type Place, reach, release } from "./place.ts";
 import { post } from "./post.ts";
 import { put } from "./put.ts";
 import { BLOB_STALL_MS } from "./stall.ts";
-import { EMPTY_BODY } from "./upload.ts";
+import { EMPTY_BODY, type Expected } from "./upload.ts";
 
 export interface BlobDeps {
 	home(): string;
@@ -146,8 +147,30 @@ async function upload(
 	if (!whole.ok) return refuse(path, offset, whole.code, whole.message);
 	const part = parseDigest("Content-Digest", req.headers.get("content-digest"));
 	if (!part.ok) return refuse(path, offset, part.code, part.message);
-	const own = ownPathOf(path, deps.ownFiles?.() ?? []);
-	if (own !== null) return refuse(path, offset, "own_file", `${own}: /blob does not write it`);
+	// The check and the write are about one directory, held open from here to the reply (blob/place.ts).
+	const reached = reach(path, deps.ownFiles?.() ?? [], ctx.log);
+	if (!reached.ok && reached.code === "own_file") {
+		return refuse(path, offset, "own_file", `${reached.message}: /blob does not write it`);
+	}
+	try {
+		return await write(req, path, offset, ctx, reached.ok ? reached.place : reached, shared, whole.value, part.value);
+	} finally {
+		if (reached.ok) release(reached.place);
+	}
+}
+
+/** The rest of an upload, once it is not the bridge's own: an empty POST, then a slot of its token's. */
+async function write(
+	req: Request,
+	path: string,
+	offset: number | null,
+	ctx: Ctx,
+	place: Place | { code: BlobCode; message: string },
+	shared: Shared,
+	whole: Expected["whole"],
+	part: Expected["part"],
+): Promise<Response> {
+	const { refuse } = ctx;
 	// An empty PUT is a legitimate zero-byte replacement; an empty POST would change nothing.
 	if (req.method === "POST" && (req.body === null || req.headers.get("content-length") === "0")) {
 		return refuse(path, offset, "empty_body", EMPTY_BODY);
@@ -159,10 +182,19 @@ async function upload(
 		return refuse(path, offset, "too_many_uploads", `${taken.why}; retry later`);
 	}
 	try {
-		const expected = { whole: whole.value, part: part.value };
+		if ("code" in place) {
+			const tail = req.method === "POST" ? "0 bytes landed" : "this upload changed nothing";
+			return refuse(
+				path,
+				offset,
+				place.code,
+				place.code === "write_failed" ? `${place.message}; ${tail}` : place.message,
+			);
+		}
+		const expected = { whole, part };
 		const write = req.method === "PUT" ? put : post;
 		const held: Ctx = { ...ctx, ended: taken.slot.ended };
-		return await holding(ctx.conn, () => write(req, path, offset, expected, held, shared.locks));
+		return await holding(ctx.conn, () => write(req, path, offset, expected, held, shared.locks, place));
 	} finally {
 		taken.slot.release();
 	}

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { errno } from "./context.ts";
 
 export const STAGING_PREFIX = ".a2a-staging-";
@@ -17,14 +17,22 @@ const STAGING_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 /** At most this many parked staging files stay in one directory (the oldest go first). @internal */
 export const STAGING_MAX_PER_DIR = 8;
 
-/** The staging files this process has in flight: nobody else may clean or claim them. */
-export const inFlight = new Set<string>();
+/**
+ * The staging files this process has in flight, by name (unique per upload): nobody else may clean or claim
+ * them, whichever held directory (blob/place.ts) another upload reaches them through.
+ */
+const flying = new Set<string>();
+export const inFlight = {
+	add: (path: string): void => void flying.add(basename(path)),
+	delete: (path: string): void => void flying.delete(basename(path)),
+	has: (path: string): boolean => flying.has(basename(path)),
+};
 
 const tagOf = (target: string): string => createHash("sha256").update(target).digest("hex").slice(0, 32);
 
-/** A fresh in-flight name for `target` in this process. */
-export const inFlightName = (target: string): string =>
-	join(dirname(target), `${STAGING_PREFIX}${tagOf(target)}-${randomBytes(8).toString("hex")}.${process.pid}`);
+/** A fresh in-flight name for `target` in this process, in `dir` (its directory, or that directory held open). */
+export const inFlightName = (target: string, dir = dirname(target)): string =>
+	join(dir, `${STAGING_PREFIX}${tagOf(target)}-${randomBytes(8).toString("hex")}.${process.pid}`);
 
 /** The parked name of an in-flight one (the pid dropped). */
 export const parkedName = (path: string): string => path.replace(/\.[0-9]+$/, "");
@@ -80,9 +88,9 @@ function idle(dir: string): Staged[] {
 	return out;
 }
 
-/** The idle staging files of `target`, newest first. */
-export const forTarget = (target: string): Staged[] =>
-	idle(dirname(target))
+/** The idle staging files of `target` in `dir` (as for inFlightName), newest first. */
+export const forTarget = (target: string, dir = dirname(target)): Staged[] =>
+	idle(dir)
 		.filter(s => s.tag === tagOf(target))
 		.sort((a, b) => b.mtime - a.mtime);
 

@@ -41,12 +41,13 @@ type Opened =
 /**
  * Opens a staging file for `target`: `offset` null or 0 starts afresh (earlier idle staging files of the
  * target go, a new unique one is created with O_EXCL, so nothing planted is written through or in the
- * way); a number claims a parked file of exactly that size.
+ * way); a number claims a parked file of exactly that size. `dir` is where the files are made: the
+ * target's directory, or that directory held open (blob/place.ts).
  */
-export function openStaging(target: string, offset: number | null): Opened {
+export function openStaging(target: string, offset: number | null, dir = dirname(target)): Opened {
 	if (offset === null || offset === 0) {
-		for (const s of forTarget(target)) unlinkQuietly(s.path);
-		return create(target);
+		for (const s of forTarget(target, dir)) unlinkQuietly(s.path);
+		return create(target, dir);
 	}
 	const mismatch = (size: number) => ({
 		ok: false as const,
@@ -57,9 +58,9 @@ export function openStaging(target: string, offset: number | null): Opened {
 				? `offset ${offset} does not match the 0 bytes staged for this file (nothing is staged)`
 				: `offset ${offset} does not match the ${size} bytes staged for this file`,
 	});
-	const staged = forTarget(target);
+	const staged = forTarget(target, dir);
 	for (const s of staged.filter(c => c.size === offset)) {
-		const mine = inFlightName(target);
+		const mine = inFlightName(target, dir);
 		inFlight.add(mine);
 		try {
 			// The rename is the claim: of two resumes, one finds the parked name gone.
@@ -77,10 +78,10 @@ export function openStaging(target: string, offset: number | null): Opened {
 	return mismatch(staged[0]?.size ?? 0);
 }
 
-function create(target: string): Opened {
+function create(target: string, dir: string): Opened {
 	let last: unknown;
 	for (let i = 0; i < CREATE_TRIES; i++) {
-		const path = inFlightName(target);
+		const path = inFlightName(target, dir);
 		inFlight.add(path);
 		try {
 			const fd = openSync(path, STAGE | constants.O_CREAT | constants.O_EXCL, 0o600);
@@ -95,7 +96,7 @@ function create(target: string): Opened {
 	return {
 		ok: false,
 		code: "write_failed",
-		message: `cannot stage the upload in ${dirname(target)}: ${errorText(last)}`,
+		message: `cannot stage the upload in ${dirname(target)}: ${errorText(last).replaceAll(dir, dirname(target))}`,
 	};
 }
 

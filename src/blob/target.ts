@@ -38,48 +38,66 @@ const PSEUDO_FS = new Map<number, string>([
 
 const READ = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const APPEND = constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_NONBLOCK | constants.O_NOCTTY;
+/** A write opens the name its walk checked (blob/place.ts), never a link put there since. */
+const FLAGS = {
+	read: READ,
+	replace: READ | constants.O_NOFOLLOW,
+	append: APPEND | constants.O_NOFOLLOW,
+} as const;
 
 export type Opened =
 	| { ok: true; fd: number; st: Stats; pseudo: string | null }
 	| { ok: false; code: BlobCode; message: string };
 
-/** Opens `path` for reading, or for appending (created when missing), and checks what it is. */
-export function openTarget(path: string, mode: "read" | "append"): Opened {
+/**
+ * Opens `path` for reading, for a look at the file a PUT replaces, or for appending (created when missing),
+ * and checks what it is. Messages name it `shown` (a held directory's name for it is no name to show).
+ */
+export function openTarget(at: string, mode: keyof typeof FLAGS, path = at): Opened {
 	let fd: number;
 	try {
-		fd = openSync(path, mode === "read" ? READ : APPEND, 0o666);
+		fd = openSync(at, FLAGS[mode], 0o666);
 	} catch (err) {
-		if (mode === "read" && (errno(err) === "ENOENT" || errno(err) === "ENOTDIR")) {
+		if (mode !== "read" && errno(err) === "ELOOP") {
+			return { ok: false, code: "file_changed", message: `${path} became a link while this upload opened it` };
+		}
+		if (mode !== "append" && (errno(err) === "ENOENT" || errno(err) === "ENOTDIR")) {
 			return { ok: false, code: "not_found", message: `${path} does not exist` };
 		}
 		if (errno(err) === "EISDIR") return { ok: false, code: "is_directory", message: `${path} is a directory` };
 		if (errno(err) === "ENXIO") return refusal(path, "a FIFO or socket with no peer");
-		const verb = mode === "read" ? "read" : "write";
-		return { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${errorText(err)}` };
+		const verb = mode === "append" ? "write" : "read";
+		const why = errorText(err).replaceAll(at, path);
+		return { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${why}` };
 	}
 	try {
 		const st = fstatSync(fd);
 		if (st.isDirectory()) return close(fd, { ok: false, code: "is_directory", message: `${path} is a directory` });
 		if (!st.isFile()) return close(fd, refusal(path, kindOf(st)));
-		const pseudo = pseudoFs(fd, path);
+		const pseudo = pseudoFs(fd, at);
 		if (pseudo !== null && mode === "append") return close(fd, refusal(path, `a ${pseudo} pseudo-file`));
 		return { ok: true, fd, st, pseudo };
 	} catch (err) {
-		const verb = mode === "read" ? "read" : "write";
+		const verb = mode === "append" ? "write" : "read";
 		return close(fd, { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${errorText(err)}` });
 	}
 }
 
+const refusalText = (path: string, what: string): string =>
+	`${path} is not a regular file (${what}); /blob reads and writes regular files only`;
 const refusal = (path: string, what: string): Opened => ({
 	ok: false,
 	code: "not_regular_file",
-	message: `${path} is not a regular file (${what}); /blob reads and writes regular files only`,
+	message: refusalText(path, what),
 });
 
 function close(fd: number, r: Opened): Opened {
 	closeSync(fd);
 	return r;
 }
+
+/** Why a write to `path`, which reaches `st` (no regular file, no directory), is refused. */
+export const notRegular = (path: string, st: Stats): string => refusalText(path, kindOf(st));
 
 function kindOf(st: Stats): string {
 	if (st.isFIFO()) return "a FIFO";

@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ownPathOf } from "../../../src/blob/own.ts";
 import { resolveBlobPath } from "../../../src/blob/parse.ts";
 import { reachedPath } from "../../../src/config/paths.ts";
+import { ownPathOf } from "../../helpers/own.ts";
 
 describe("the bridge's own paths (contract §19)", () => {
 	let dir: string;

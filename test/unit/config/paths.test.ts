@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { auditGenerations } from "../../../src/audit/file.ts";
-import { ownPathOf } from "../../../src/blob/own.ts";
 import { resolveBlobPath } from "../../../src/blob/parse.ts";
 import { canonicalPath, configName, namedPath, ownFiles } from "../../../src/config/paths.ts";
+import { ownPathOf } from "../../helpers/own.ts";
 
 let root: string;
 let cwd: string;
