@@ -192,7 +192,7 @@ describe("host facts (issue 40 item 1)", () => {
 			// Only the removed fact, and what cannot be looked at without it (no Main: nothing in it).
 			const missing = checks.filter(c => !c.ok).map(c => c.fact);
 			if (fact !== "main-session")
-				expect(missing).toEqual([fact, ...(fact === "tool-registry" ? ["tool-execute"] : [])]);
+				expect(missing).toEqual([fact, ...(fact === "tool-registry" ? (["tool-execute"] as FactId[]) : [])]);
 			const line = lines.find(l => l.includes(`host fact '${fact}' missing`));
 			expect(line).toBe(
 				`a2a-bridge: host fact '${fact}' missing (${mine?.why}): ${FACTS[fact].turnsOff}; known to work: ${KNOWN_GOOD}`,
