@@ -4,9 +4,10 @@
  * is given (the agent registry and the `@oh-my-pi/pi-ai` root); the entry logs and serves by the result.
  */
 
-/** The omp versions every fact was seen to hold on (the test hosts); docs/guide/install.md says the same. */
+/** The omp versions every fact was seen to hold on (the test hosts); docs/guide/install.md says the same. @internal */
 export const KNOWN_GOOD = "omp 18.1.16 and 18.2.3";
 
+/** The facts, by the names stderr and `/a2a` use. @internal */
 export type FactId =
 	| "main-session"
 	| "tool-registry"
@@ -171,7 +172,7 @@ export function authCheck(auth: unknown): ((provider: string) => boolean) | null
 	return null;
 }
 
-/** Which facts hold in this host; one entry per fact, in the table's order. */
+/** Which facts hold in this host; one entry per fact, in the table's order. @internal */
 export function probeHostFacts(host: FactHost): FactCheck[] {
 	const seen = look(host.registry);
 	const tools = seen.toolsWhy || seen.mainWhy;
@@ -248,7 +249,7 @@ function wireSchemaWhy(ai: Obj, seen: Seen): string {
 }
 
 /** The one line on host stderr per missing fact. */
-export function factLines(checks: readonly FactCheck[]): string[] {
+function factLines(checks: readonly FactCheck[]): string[] {
 	return checks
 		.filter(c => !c.ok)
 		.map(c => `a2a-bridge: host fact '${c.fact}' missing (${c.why}): ${c.turnsOff}; known to work: ${KNOWN_GOOD}`);
