@@ -245,6 +245,41 @@ describe("host facts (issue 40 item 1)", () => {
 		});
 	}
 
+	test("the 2025 era refuses the same way: tools/list and tools/call answer host_fact_missing in a session", async () => {
+		const h = fakeHost();
+		REMOVALS["tool-registry"](h);
+		const calls: ToolCallRequest[] = [];
+		const s = server(probeHostFacts({ registry: h.registry, ai: h.ai }), calls);
+		const post = (body: Obj, sid?: string) =>
+			s.handle(
+				new Request("http://127.0.0.1:9/", {
+					method: "POST",
+					headers: {
+						host: "127.0.0.1:9",
+						authorization: `Bearer ${TOKEN}`,
+						"content-type": "application/json",
+						accept: "application/json, text/event-stream",
+						...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" } : {}),
+					},
+					body: JSON.stringify({ jsonrpc: "2.0", ...body }),
+				}),
+			);
+		const init = await post({ id: 1, method: "initialize", params: { protocolVersion: "2025-11-25" } });
+		const sid = init.headers.get("mcp-session-id") ?? "";
+		expect(sid).not.toBe("");
+		for (const [id, method, params] of [
+			[2, "tools/list", {}],
+			[3, "tools/call", { name: "read", arguments: {} }],
+		] as const) {
+			const res = await post({ id, method, params }, sid);
+			expect(res.status).toBe(200);
+			const body = (await res.json()) as { error?: { code: number; message: string } };
+			expect(body.error?.code).toBe(-32000);
+			expect(body.error?.message).toStartWith(`${method} unavailable: host fact 'tool-registry' missing (`);
+		}
+		expect(calls.length).toBe(0);
+	});
+
 	test("the takeover's unavailable sentence names the provider layer", () => {
 		const h = fakeHost();
 		REMOVALS["provider-layer"](h);
