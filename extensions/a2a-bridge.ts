@@ -13,7 +13,7 @@ import { CrossLocks } from "../src/blob/flock.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
 import { BLOB_STALL_MS } from "../src/blob/stall.ts";
 import { type BridgeConfig, defaultConfigPath } from "../src/config/config.ts";
-import { loadConfig, pinPort } from "../src/config/file.ts";
+import { loadConfig } from "../src/config/file.ts";
 import { isLoopbackHost, urlHost } from "../src/config/hosts.ts";
 import { type Knobs, readKnobs } from "../src/config/knobs.ts";
 import { canonicalPath, configName, ownFiles } from "../src/config/paths.ts";
@@ -29,10 +29,11 @@ import { liveApprovals } from "../src/host/approvals-live.ts";
 import { machineIdFile, readBoxTag } from "../src/host/box-tag.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { entryName, startNotice } from "../src/host/commands.ts";
-import { followConfig } from "../src/host/config-live.ts";
+import { followConfig, pinFirstPort } from "../src/host/config-live.ts";
+import { type FactCheck, refusalFor } from "../src/host/facts.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
-import { hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
-import { type Notify, notifier } from "../src/host/notify.ts";
+import { checkLiveHost, hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
+import { notifier } from "../src/host/notify.ts";
 import { processPromptQueue, queueBoundsFromEnv } from "../src/host/prompt-queue.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
@@ -50,7 +51,7 @@ interface ProcessState {
 	/** Created on first use; outlives endpoint restarts, since the layers it arms belong to the process. */
 	takeover?: Takeover;
 	/** Remote calls by tool call id, for the approval-prompt label (one listener per process). */
-	remote?: RemoteCalls;
+	remote: RemoteCalls;
 	/** The process's audit log: the takeover's records land in it whether or not an endpoint runs. */
 	audit?: AuditLog;
 	/** The server of the endpoint opened last, set before it binds: the audit scrubs its live secrets. */
@@ -62,13 +63,9 @@ interface ProcessState {
 const STATE_KEY = Symbol.for("pi-a2a-ext.process-state");
 const state: ProcessState = ((globalThis as Record<symbol, unknown>)[STATE_KEY] as ProcessState | undefined) ?? {
 	endpoint: new Endpoint<Running>(),
+	remote: new RemoteCalls(),
 };
 (globalThis as Record<symbol, unknown>)[STATE_KEY] = state;
-
-function remoteCalls(): RemoteCalls {
-	state.remote ??= new RemoteCalls();
-	return state.remote;
-}
 
 function processAudit(): AuditLog {
 	if (state.audit) return state.audit;
@@ -115,10 +112,11 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	processPromptQueue().configure(queue.bounds);
 	for (const w of queue.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
+	const facts = checkLiveHost(); // each host fact probed once, before any is served by (docs/host-facts.md)
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
 	const own = () => ownFiles(name, [configPath, live?.configPath ?? configPath], auditGenerations(audit.path));
-	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, knobs);
+	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, knobs, facts);
 	state.server = server;
 	const notify = notifier(ctx, logLine);
 	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
@@ -140,6 +138,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		entryName: entryName(config.name, hostname(), config.port || port, readBoxTag(machineIdFile(process.env))),
 		others: () => otherLiveBridges(live?.configPath ?? configPath),
 		unsaved: new Set(),
+		facts,
 	};
 	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
 	const unfollow = followConfig(name, live, { url, port, cwd: mainCwd() }, notify, logLine);
@@ -181,6 +180,7 @@ function serverFor(
 	routes: Record<string, ExtraRoute>,
 	audit: AuditLog,
 	knobs: Knobs,
+	facts: readonly FactCheck[],
 ): BridgeServer {
 	const bridge = new HostBridge(hostAccess(pi));
 	return new BridgeServer(
@@ -190,7 +190,8 @@ function serverFor(
 			instructions: () =>
 				instructionsFor({ cwd: mainCwd(), tools: bridge.listTools().map(t => t.name), blob: config.blob }),
 			listTools: () => bridge.listTools(),
-			callTool: req => remoteCalls().track(req, () => bridge.callTool(req)),
+			callTool: req => state.remote.track(req, () => bridge.callTool(req)),
+			unavailable: method => refusalFor(facts, method),
 			audit: audit.calls,
 			log: logLine,
 		},
@@ -206,19 +207,6 @@ function serverFor(
 			taskWindowMs: knobs.taskWindowMs,
 		},
 	);
-}
-
-/** Writes the port a first start bound into the config; whether it did (a failure is said, never fatal). */
-function pinFirstPort(configPath: string, port: number, notify: Notify): boolean {
-	const notes: string[] = [];
-	try {
-		return pinPort(configPath, port, notes);
-	} catch (err) {
-		notify(`A2A bridge: port ${port} not written to the config: ${errorText(err)}`, "warning");
-		return false;
-	} finally {
-		for (const n of notes) notify(`A2A bridge: ${n}`, "warning");
-	}
 }
 
 async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
@@ -247,7 +235,7 @@ function armForMain(ctx: ExtensionContext): void {
 
 export default function a2aBridge(pi: ExtensionAPI): void {
 	// Each binding's runner emits its own approval events; the label is looked up by tool call id.
-	remoteCalls().listen(pi);
+	state.remote.listen(pi);
 	pi.on("session_start", async (_event, ctx) => {
 		await startForMain(pi, ctx);
 		armForMain(ctx);

@@ -21,6 +21,8 @@ export const ERRORS = {
 	method_not_found: { status: 200, code: -32601, message: "method not found" },
 	invalid_params: { status: 200, code: -32602, message: "invalid params" },
 	server_busy: { status: 200, code: -32000, message: "server busy" },
+	// The host lacks what the method needs (src/host/facts.ts): the message names the missing fact.
+	host_fact_missing: { status: 200, code: -32000, message: "unavailable: a host fact this method needs is missing" },
 	audit_budget: {
 		status: 200,
 		code: -32000,

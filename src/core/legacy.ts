@@ -6,7 +6,7 @@ import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
-import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
+import { type RpcId, rpcError, rpcErrorMessage, rpcResult, rpcResultJson } from "./errors.ts";
 import { LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MAX_BODY_BYTES, type ServerInfo } from "./facts.ts";
 import { identityEnded } from "./gate.ts";
 import type { Envelope } from "./jsonrpc.ts";
@@ -23,6 +23,8 @@ export interface LegacyDeps {
 	serverInfo: ServerInfo;
 	instructions: () => string;
 	listTools(): readonly McpTool[];
+	/** Why `tools/list` or `tools/call` cannot be served (a missing host fact), else null. */
+	unavailable(method: "tools/list" | "tools/call"): string | null;
 }
 
 export class LegacyMcp {
@@ -101,8 +103,10 @@ export class LegacyMcp {
 			case "ping":
 				return rpcResult(msg.id, {});
 			case "tools/list":
-				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call": {
+				const off = this.#d.unavailable(msg.method);
+				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
+				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsBlob());
 				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
 				return this.#d.calls.start(LEGACY_RULES, { id: msg.id, params: msg.params, caller, req, conn });
 			}

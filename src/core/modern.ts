@@ -6,7 +6,7 @@
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
 import type { CallTable, EraRules } from "./calls.ts";
-import { rpcError, rpcResult, rpcResultJson } from "./errors.ts";
+import { rpcError, rpcErrorMessage, rpcResult, rpcResultJson } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
 import { identityEnded } from "./gate.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
@@ -25,6 +25,8 @@ export interface ModernDeps {
 	serverInfo: ServerInfo;
 	instructions: () => string;
 	listTools(): readonly McpTool[];
+	/** Why `tools/list` or `tools/call` cannot be served (a missing host fact), else null. */
+	unavailable(method: "tools/list" | "tools/call"): string | null;
 	tasks: TaskStore;
 	/** How long a declaring call runs before it becomes a task (TASK_WINDOW_MS; shorter in tests). */
 	taskWindowMs: number;
@@ -69,8 +71,10 @@ export class ModernMcp {
 			case "server/discover":
 				return rpcResult(msg.id, this.#discover());
 			case "tools/list":
-				return rpcResultJson(msg.id, this.#toolsBlob());
 			case "tools/call": {
+				const off = this.#d.unavailable(msg.method);
+				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
+				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsBlob());
 				const caller = { sid: null, tokenName: who.tokenName, client: check.client };
 				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
 			}

@@ -73,6 +73,7 @@ export class BridgeServer {
 			serverInfo: { name: SERVER_NAME, version: deps.version },
 			instructions: typeof text === "function" ? text : () => text,
 			listTools: () => deps.listTools(),
+			unavailable: (method: "tools/list" | "tools/call") => deps.unavailable?.(method) ?? null,
 		};
 		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions });
 		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, taskWindowMs: opts.taskWindowMs ?? TASK_WINDOW_MS });

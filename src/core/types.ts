@@ -120,6 +120,8 @@ export interface BridgeDeps {
 	instructions: string | (() => string);
 	listTools(): McpTool[];
 	callTool(req: ToolCallRequest): Promise<ToolCallOutcome>;
+	/** Why the host cannot serve `method` (a missing host fact, named), else null: answered `host_fact_missing`. */
+	unavailable?(method: "tools/list" | "tools/call"): string | null;
 	audit?: CallAudit;
 	/** One line to host stderr (never stdout: that is the host's rpc channel). */
 	log(line: string): void;

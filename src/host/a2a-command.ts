@@ -17,6 +17,7 @@ import {
 	tokenPrefix,
 	tokensText,
 } from "./commands.ts";
+import { type FactCheck, factStatus } from "./facts.ts";
 import type { Notify } from "./notify.ts";
 import { processPromptQueue } from "./prompt-queue.ts";
 
@@ -40,6 +41,8 @@ export interface CommandTarget {
 	 * holds one does not bring it back (config-live.ts). Dropped once the file no longer holds it.
 	 */
 	unsaved: Set<string>;
+	/** The host facts probed at start (facts.ts): `/a2a` says whether they hold. */
+	facts: readonly FactCheck[];
 }
 
 /** The config as it is live (file field names: `token` holds a secret): file ops keep disk and memory in step. */
@@ -84,6 +87,7 @@ function status(r: CommandTarget, takeover: string): string {
 		approvals: r.approvals(),
 		others: r.others(),
 		randomPort: r.randomPort,
+		hostFacts: factStatus(r.facts),
 	});
 }
 

@@ -2,8 +2,8 @@
  * The approval picture read from the live host: the Main session's settings (the process's global
  * Settings, so `/settings` changes and `--approval-mode` overrides show at once), else the package root's.
  */
-import { toolWireSchema } from "@oh-my-pi/pi-ai";
-import { settings } from "@oh-my-pi/pi-coding-agent";
+import * as ai from "@oh-my-pi/pi-ai";
+import * as agent from "@oh-my-pi/pi-coding-agent";
 import { resolveApproval } from "@oh-my-pi/pi-coding-agent/tools/approval";
 import type { BlobMode } from "../config/tokens.ts";
 import { errorText } from "../text/error-text.ts";
@@ -21,7 +21,7 @@ const isRecord = (v: unknown): v is object => typeof v === "object" && v !== nul
 /** The tool's parameters as the host describes them on the wire (its ArkType schemas are not JSON Schema). */
 function jsonSchema(tool: { name: string; description?: string; parameters?: unknown }): unknown {
 	try {
-		return toolWireSchema(tool as Parameters<typeof toolWireSchema>[0]);
+		return ai.toolWireSchema(tool as Parameters<typeof ai.toolWireSchema>[0]);
 	} catch {
 		return undefined;
 	}
@@ -29,7 +29,7 @@ function jsonSchema(tool: { name: string; description?: string; parameters?: unk
 
 export function liveApprovals(blob: BlobMode): string[] {
 	const main = liveMain() as (HostSession & { settings?: SettingsLike }) | null;
-	const source: SettingsLike = main?.settings ?? (settings as unknown as SettingsLike);
+	const source: SettingsLike = main?.settings ?? (agent.settings as unknown as SettingsLike);
 	try {
 		const mode = source.get("tools.approvalMode");
 		const policies = source.get("tools.approval");

@@ -27,6 +27,8 @@ export interface BridgeStatus {
 	/** Other live bridges of the runtime record (contract §18). */
 	others?: ReadonlyArray<{ url: string; pid: number; cwd: string }>;
 	randomPort?: boolean;
+	/** Whether the host facts hold (`factStatus`), one line each. */
+	hostFacts?: string[];
 }
 
 export const tokenPrefix = (secret: string): string => `${secret.slice(0, 6)}…`;
@@ -81,6 +83,7 @@ export function statusText(s: BridgeStatus): string {
 		`calls served: ${s.callsServed}`,
 		`calls in flight: ${s.inFlight.length} ${calls === "none" ? "" : `— ${calls}`}`.trimEnd(),
 		`host_llm=${s.takeover}`,
+		...(s.hostFacts ?? []),
 		...(s.approvals ?? []),
 		`audit: ${s.auditPath}`,
 		...othersText(s.others ?? []),

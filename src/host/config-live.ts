@@ -7,11 +7,12 @@
  * file could not be written stays refused.
  */
 import { type BridgeConfig, nextStartFields } from "../config/config.ts";
-import { readConfig } from "../config/file.ts";
+import { pinPort, readConfig } from "../config/file.ts";
 import type { ConfigName } from "../config/paths.ts";
 import { publishRuntime } from "../config/runtime.ts";
 import { tokenChanges } from "../config/tokens.ts";
 import { watchConfigFile } from "../config/watch.ts";
+import { errorText } from "../text/error-text.ts";
 import type { CommandTarget } from "./a2a-command.ts";
 import type { Notify } from "./notify.ts";
 import { processPromptQueue } from "./prompt-queue.ts";
@@ -97,4 +98,17 @@ function applyConfigEdit(r: CommandTarget, seen: Partial<BridgeConfig>, notify: 
 		notify(`A2A bridge: ${names} changed in ${r.configPath}; applies at the next start`, "info");
 	}
 	return { ...seen, ...Object.fromEntries(atStart.map(k => [k, next[k]])) };
+}
+
+/** Writes the port a first start bound into the config; whether it did (a failure is said, never fatal). */
+export function pinFirstPort(configPath: string, port: number, notify: Notify): boolean {
+	const notes: string[] = [];
+	try {
+		return pinPort(configPath, port, notes);
+	} catch (err) {
+		notify(`A2A bridge: port ${port} not written to the config: ${errorText(err)}`, "warning");
+		return false;
+	} finally {
+		for (const n of notes) notify(`A2A bridge: ${n}`, "warning");
+	}
 }

@@ -2,25 +2,46 @@
  * The host's Main session as the bridge reaches it: through the process-wide agent registry (the
  * same singleton from any import of the package root), never through a ctx captured at start.
  */
-import { toolWireSchema, validateToolArguments } from "@oh-my-pi/pi-ai";
+// Namespaces, not named imports: an export a newer host moved must not stop the load (host-facts.md).
+import * as ai from "@oh-my-pi/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
-import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
+import * as agent from "@oh-my-pi/pi-coding-agent";
 import { errorText } from "../text/error-text.ts";
 import type { HostAccess, HostSession } from "./bridge.ts";
+import { checkHost, type FactCheck } from "./facts.ts";
 import { TOOL_FAILED } from "./shapes.ts";
+
+const { AgentRegistry } = agent;
 
 export const logLine = (line: string): void => {
 	// stdout is the host's rpc channel: diagnostics go to stderr only.
 	process.stderr.write(`${line}\n`);
 };
 
-export function liveMain(): (HostSession & { sessionManager?: { getSessionId(): string } }) | null {
+type MainSession = HostSession & { sessionManager?: { getSessionId(): string } };
+
+/** Main as the registry holds it; throws when the registry itself moved (host fact main-session). */
+function registryMain(): MainSession | null {
 	const ref = AgentRegistry.global().get("Main");
-	return (ref?.session as unknown as (HostSession & { sessionManager?: { getSessionId(): string } }) | null) ?? null;
+	return (ref?.session as unknown as MainSession | null) ?? null;
+}
+
+export function liveMain(): MainSession | null {
+	try {
+		return registryMain();
+	} catch {
+		return null;
+	}
 }
 
 export function isMainBinding(ctx: ExtensionContext): boolean {
-	const main = liveMain();
+	let main: MainSession | null;
+	try {
+		main = registryMain();
+	} catch {
+		// The registry moved: subagents still bind in print mode, so the first other binding starts (named on stderr).
+		return ctx.mode !== "print";
+	}
 	if (!main?.sessionManager) return false;
 	try {
 		return main.sessionManager.getSessionId() === ctx.sessionManager.getSessionId();
@@ -39,11 +60,12 @@ export function hostAccess(pi: ExtensionAPI): HostAccess {
 				return [];
 			}
 		},
-		wireSchema: tool => toolWireSchema(tool as Parameters<typeof toolWireSchema>[0]),
+		wireSchema: tool => ai.toolWireSchema(tool as Parameters<typeof ai.toolWireSchema>[0]),
 		validateArgs: (tool, name, args) => {
 			try {
 				const call = { type: "toolCall" as const, id: "a2a-bridge", name, arguments: args };
-				return { ok: true, args: validateToolArguments(tool as Parameters<typeof validateToolArguments>[0], call) };
+				const validate = ai.validateToolArguments;
+				return { ok: true, args: validate(tool as Parameters<typeof validate>[0], call) };
 			} catch (err) {
 				return { ok: false, message: errorText(err, TOOL_FAILED) };
 			}
@@ -54,5 +76,14 @@ export function hostAccess(pi: ExtensionAPI): HostAccess {
 
 /** The Main session's working directory (relative `/blob` paths resolve against it). */
 export function mainCwd(): string {
-	return AgentRegistry.global().get("Main")?.session?.sessionManager.getCwd() ?? process.cwd();
+	try {
+		return AgentRegistry.global().get("Main")?.session?.sessionManager.getCwd() ?? process.cwd();
+	} catch {
+		return process.cwd();
+	}
+}
+
+/** The host facts probed in this process (facts.ts), each missing one said once on host stderr. */
+export function checkLiveHost(): FactCheck[] {
+	return checkHost({ registry: AgentRegistry, ai: ai as unknown as Record<string, unknown> }, logLine);
 }

@@ -2,7 +2,7 @@
  * The takeover's reach into the host (contract §8): the model registry, the Main session's model
  * and settings, the custom-API registry and `globalThis.fetch`, shaped as `TakeoverHost`.
  */
-import { createAssistantMessageEventStream, registerCustomApi, unregisterCustomApis } from "@oh-my-pi/pi-ai";
+import * as ai from "@oh-my-pi/pi-ai";
 import {
 	CLAIM_API_KEY,
 	DENY_API,
@@ -11,6 +11,7 @@ import {
 	type ModelRow,
 	type TakeoverHost,
 } from "../takeover/plan.ts";
+import { authCheck, processFacts, refusalFor } from "./facts.ts";
 import { liveMain, logLine } from "./main.ts";
 
 /** The takeover's own custom-API source: not the extension path, so a subagent spawn leaves it alone. */
@@ -25,12 +26,12 @@ interface TakeoverMain {
 		registerProvider(name: string, config: Record<string, unknown>): void;
 		unregisterProvider(name: string): void;
 		awaitInitialBackgroundRefresh(): Promise<void>;
-		authStorage: { hasAuth(provider: string): boolean };
+		authStorage: unknown;
 	};
 }
 
 function denyStream() {
-	const stream = createAssistantMessageEventStream();
+	const stream = ai.createAssistantMessageEventStream();
 	queueMicrotask(() => stream.fail(new Error(DENY_MESSAGE)));
 	return stream;
 }
@@ -46,10 +47,16 @@ export function takeoverHost(): TakeoverHost {
 	};
 	return {
 		models: () => registry().getAll(),
-		hasAuth: provider => registry().authStorage.hasAuth(provider),
+		// hasAuth up to omp 18.2, keys.source from 18.3 (docs/host-facts.md).
+		hasAuth: provider => {
+			const has = authCheck(registry().authStorage);
+			if (has === null) throw new Error("the model registry's auth storage has neither hasAuth nor keys.source");
+			return has(provider);
+		},
 		settled: () => registry().awaitInitialBackgroundRefresh(),
-		registerDenyApi: () => registerCustomApi(DENY_API, denyStream, TAKEOVER_SOURCE),
-		unregisterDenyApi: () => unregisterCustomApis(TAKEOVER_SOURCE),
+		registerDenyApi: () => ai.registerCustomApi(DENY_API, denyStream, TAKEOVER_SOURCE),
+		unregisterDenyApi: () => ai.unregisterCustomApis(TAKEOVER_SOURCE),
+		unavailable: () => refusalFor(processFacts(), "takeover"),
 		claimProvider: (provider, rows) =>
 			registry().registerProvider(provider, {
 				baseUrl: rows[0]?.baseUrl,

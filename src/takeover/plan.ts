@@ -54,6 +54,8 @@ export interface TakeoverHost {
 	getFetch(): FetchFn;
 	setFetch(f: FetchFn): void;
 	log(line: string): void;
+	/** Why the host cannot be taken over (a host fact is missing, docs/host-facts.md); null when it can. */
+	unavailable?(): string | null;
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; code: "cannot_arm"; message: string };

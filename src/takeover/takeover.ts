@@ -66,6 +66,9 @@ export class Takeover {
 			rearm(this.#host, this.#armed);
 			return { ok: true, value: undefined };
 		}
+		// Refused whole rather than armed on a host whose provider layer moved (never a quiet no-op).
+		const off = this.#host.unavailable?.() ?? null;
+		if (off !== null) return { ok: false, code: "cannot_arm", message: off };
 		const rows = this.#host.models();
 		const plan = planClaims(rows);
 		if (!plan.ok) return plan;

@@ -45,6 +45,8 @@ export class FakeHost implements TakeoverHost {
 	/** Releasing this provider loses its credential. */
 	loseAuthOf: string | null = null;
 	settle = Promise.withResolvers<void>();
+	/** Why the host cannot be taken over (a missing host fact); null when it can. */
+	unavailable = (): string | null => null;
 
 	constructor(rows: ModelRow[] = [PLACEHOLDER, ANTHROPIC, CODEX, OPENAI], main: ModelRow | null = PLACEHOLDER) {
 		this.static = rows;

@@ -1,0 +1,381 @@
+/**
+ * Issue 40 item 1: the bridge checks the host it is in. A fake host with every fact the bridge relies on,
+ * then each fact removed in turn: the probe names it, host stderr gets its one line, `/a2a status` says it,
+ * and what the fact carries is refused by name (tools/list, tools/call, the takeover) or still served.
+ */
+import { describe, expect, test } from "bun:test";
+import { BridgeServer } from "../../../src/core/server.ts";
+import type { ToolCallRequest } from "../../../src/core/types.ts";
+import { statusText } from "../../../src/host/commands.ts";
+import {
+	authCheck,
+	checkHost,
+	FACTS,
+	type FactCheck,
+	type FactId,
+	factStatus,
+	KNOWN_GOOD,
+	probeHostFacts,
+	refusalFor,
+} from "../../../src/host/facts.ts";
+import { createHostLlmRoute } from "../../../src/takeover/route.ts";
+import { Takeover } from "../../../src/takeover/takeover.ts";
+import { FakeHost } from "../../helpers/fake-takeover-host.ts";
+import { routeCtx } from "../../helpers/route-ctx.ts";
+
+type Obj = Record<string, unknown>;
+
+/** A host as omp 18.2.3 shapes it, in the members the bridge reaches (host-omp-18.2.3.md §2-§5, §9). */
+function fakeHost() {
+	const tool = (name: string, extra: Obj = {}): Obj => ({
+		name,
+		description: name,
+		parameters: { type: "object" },
+		execute: async () => ({ content: [] }),
+		...extra,
+	});
+	const tools: Record<string, Obj> = {
+		read: tool("read"),
+		bash: tool("bash", { formatApprovalDetails: () => ["Command: x"] }),
+		write: tool("write", { formatApprovalDetails: () => [] }),
+		todo: tool("todo", { lenientArgValidation: true }),
+	};
+	const session: Obj = {
+		getAllToolNames: () => Object.keys(tools),
+		getToolByName: (n: string) => tools[n],
+		extensionRunner: { getUIContext: () => ({ select: async () => "Approve" }) },
+		asyncJobManager: { acknowledgeDeliveries() {}, consumeJobResults() {}, getJob() {}, cancel() {} },
+		modelRegistry: {
+			getAll: () => [],
+			registerProvider() {},
+			unregisterProvider() {},
+			awaitInitialBackgroundRefresh: async () => {},
+			authStorage: { hasAuth: (p: string) => p === "anthropic" },
+		},
+		agent: { setModel() {} },
+		settings: { get() {}, override() {}, clearOverride() {} },
+	};
+	const registry: Obj = { global: () => ({ get: (id: string) => (id === "Main" ? { session } : undefined) }) };
+	const ai: Obj = {
+		toolWireSchema: () => ({ type: "object", properties: {} }),
+		validateToolArguments: () => ({}),
+		registerCustomApi() {},
+		unregisterCustomApis() {},
+		createAssistantMessageEventStream() {},
+	};
+	return { registry, ai, session, tools };
+}
+type Fake = ReturnType<typeof fakeHost>;
+
+/** Each fact and how a newer host might lose it. */
+const REMOVALS: Record<FactId, (h: Fake) => void> = {
+	"main-session": h => {
+		h.registry.global = undefined;
+	},
+	"tool-registry": h => {
+		delete h.session.getToolByName;
+	},
+	"tool-execute": h => {
+		delete h.tools.bash?.execute;
+	},
+	"validate-args": h => {
+		delete h.ai.validateToolArguments;
+	},
+	"wire-schema": h => {
+		h.ai.toolWireSchema = () => {
+			throw new Error("unknown schema kind");
+		};
+	},
+	"prompt-ui": h => {
+		h.session.extensionRunner = { getUIContext: () => ({}) };
+	},
+	"approval-details": h => {
+		delete h.tools.bash?.formatApprovalDetails;
+	},
+	"lenient-args": h => {
+		delete h.tools.todo?.lenientArgValidation;
+	},
+	"async-jobs": h => {
+		delete (h.session.asyncJobManager as Obj).getJob;
+	},
+	"provider-layer": h => {
+		(h.session.modelRegistry as Obj).authStorage = { credentials: {} };
+	},
+};
+
+const TOKEN = "t".repeat(43);
+function server(checks: readonly FactCheck[], calls: ToolCallRequest[]) {
+	return new BridgeServer(
+		{
+			version: "0",
+			instructions: "unit",
+			listTools: () => [{ name: "read", description: "", inputSchema: { type: "object" } }],
+			callTool: async req => {
+				calls.push(req);
+				return { content: [{ type: "text", text: "ran" }], isError: false };
+			},
+			unavailable: method => refusalFor(checks, method),
+			log: () => {},
+		},
+		{ ownerSecret: TOKEN, bindHost: "127.0.0.1", isLoopbackBind: true, allowedOrigins: [] },
+	);
+}
+
+/** tools/list and tools/call on the 2026-07-28 era (no session), answered as JSON. */
+async function rpc(s: BridgeServer, method: string, params: Obj = {}) {
+	const res = await s.handle(
+		new Request("http://127.0.0.1:9/", {
+			method: "POST",
+			headers: {
+				host: "127.0.0.1:9",
+				authorization: `Bearer ${TOKEN}`,
+				"content-type": "application/json",
+				accept: "application/json, text/event-stream",
+				"mcp-protocol-version": "2026-07-28",
+				"mcp-method": method,
+				...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
+			},
+			body: JSON.stringify({
+				jsonrpc: "2.0",
+				id: 7,
+				method,
+				params: {
+					...params,
+					_meta: {
+						"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+						"io.modelcontextprotocol/clientCapabilities": {},
+						"io.modelcontextprotocol/clientInfo": { name: "unit", version: "0" },
+					},
+				},
+			}),
+		}),
+	);
+	return {
+		status: res.status,
+		body: (await res.json()) as { result?: Obj; error?: { code: number; message: string } },
+	};
+}
+
+const status = (checks: readonly FactCheck[]) =>
+	statusText({
+		url: "http://127.0.0.1:9/",
+		ownerSecret: TOKEN,
+		sessions: 0,
+		callsServed: 0,
+		inFlight: [],
+		takeover: "allow",
+		auditPath: "/x",
+		hostFacts: factStatus(checks),
+	});
+
+describe("host facts (issue 40 item 1)", () => {
+	test("the fake host as 18.2.3 shapes it: every fact holds, no stderr line, /a2a says they hold", () => {
+		const h = fakeHost();
+		const lines: string[] = [];
+		const checks = checkHost({ registry: h.registry, ai: h.ai }, l => lines.push(l));
+		expect(checks.map(c => c.fact)).toEqual(Object.keys(FACTS) as FactId[]);
+		expect(checks.filter(c => !c.ok)).toEqual([]);
+		expect(lines).toEqual([]);
+		expect(status(checks)).toContain(`host facts: all ${checks.length} hold`);
+		for (const what of ["tools/list", "tools/call", "takeover"] as const) expect(refusalFor(checks, what)).toBeNull();
+	});
+
+	for (const fact of Object.keys(REMOVALS) as FactId[]) {
+		test(`${fact} removed: named on stderr and in /a2a status; ${FACTS[fact].refuses.join(", ") || "nothing"} refused by name`, async () => {
+			const h = fakeHost();
+			REMOVALS[fact](h);
+			const lines: string[] = [];
+			const checks = checkHost({ registry: h.registry, ai: h.ai }, l => lines.push(l));
+			const mine = checks.find(c => c.fact === fact);
+			expect(mine?.ok).toBe(false);
+			expect(mine?.why).not.toBe("");
+			// Only the removed fact, and what cannot be looked at without it (no Main: nothing in it).
+			const missing = checks.filter(c => !c.ok).map(c => c.fact);
+			if (fact !== "main-session")
+				expect(missing).toEqual([fact, ...(fact === "tool-registry" ? (["tool-execute"] as FactId[]) : [])]);
+			const line = lines.find(l => l.includes(`host fact '${fact}' missing`));
+			expect(line).toBe(
+				`a2a-bridge: host fact '${fact}' missing (${mine?.why}): ${FACTS[fact].turnsOff}; known to work: ${KNOWN_GOOD}`,
+			);
+			expect(lines.length).toBe(missing.length);
+			expect(status(checks)).toContain(`host fact '${fact}' missing: ${FACTS[fact].turnsOff}`);
+			expect(status(checks)).not.toContain("host facts: all");
+
+			// Served behaviour: what the fact refuses answers host_fact_missing naming it; the rest is served.
+			const calls: ToolCallRequest[] = [];
+			const s = server(checks, calls);
+			const list = await rpc(s, "tools/list");
+			const call = await rpc(s, "tools/call", { name: "read", arguments: {} });
+			for (const [method, r] of [
+				["tools/list", list],
+				["tools/call", call],
+			] as const) {
+				const refuses = checks.some(c => !c.ok && FACTS[c.fact].refuses.includes(method));
+				if (refuses) {
+					expect(r.status).toBe(200);
+					expect(r.body.error?.code).toBe(-32000);
+					expect(r.body.error?.message).toContain(`${method} unavailable: host fact '`);
+					expect(r.body.error?.message).toContain(KNOWN_GOOD);
+				} else {
+					expect(r.body.error).toBeUndefined();
+				}
+			}
+			// Second channel: the tool ran only where tools/call is served.
+			expect(calls.length).toBe(refusalFor(checks, "tools/call") === null ? 1 : 0);
+
+			const takeoverHost = new FakeHost();
+			takeoverHost.unavailable = () => refusalFor(checks, "takeover");
+			const route = createHostLlmRoute(new Takeover(takeoverHost, () => {}));
+			const res = await route.handle(
+				new Request("http://127.0.0.1:9/host-llm", { method: "POST", body: '{"enabled":false}' }),
+				routeCtx(),
+			);
+			const body = (await res.json()) as Obj;
+			if (FACTS[fact].refuses.includes("takeover") || fact === "main-session") {
+				expect(res.status).toBe(409);
+				expect(body.code).toBe("cannot_arm");
+				expect(String(body.error)).toStartWith("takeover unavailable: host fact '");
+				// Nothing armed: the host's fetch and Main's row untouched.
+				expect(takeoverHost.fetchFn).toBe(takeoverHost.original);
+				expect(takeoverHost.denyApi).toBe(false);
+			} else {
+				expect(res.status).toBe(200);
+				expect(body.enabled).toBe(false);
+			}
+		});
+	}
+
+	test("the 2025 era refuses the same way: tools/list and tools/call answer host_fact_missing in a session", async () => {
+		const h = fakeHost();
+		REMOVALS["tool-registry"](h);
+		const calls: ToolCallRequest[] = [];
+		const s = server(probeHostFacts({ registry: h.registry, ai: h.ai }), calls);
+		const post = (body: Obj, sid?: string) =>
+			s.handle(
+				new Request("http://127.0.0.1:9/", {
+					method: "POST",
+					headers: {
+						host: "127.0.0.1:9",
+						authorization: `Bearer ${TOKEN}`,
+						"content-type": "application/json",
+						accept: "application/json, text/event-stream",
+						...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" } : {}),
+					},
+					body: JSON.stringify({ jsonrpc: "2.0", ...body }),
+				}),
+			);
+		const init = await post({ id: 1, method: "initialize", params: { protocolVersion: "2025-11-25" } });
+		const sid = init.headers.get("mcp-session-id") ?? "";
+		expect(sid).not.toBe("");
+		for (const [id, method, params] of [
+			[2, "tools/list", {}],
+			[3, "tools/call", { name: "read", arguments: {} }],
+		] as const) {
+			const res = await post({ id, method, params }, sid);
+			expect(res.status).toBe(200);
+			const body = (await res.json()) as { error?: { code: number; message: string } };
+			expect(body.error?.code).toBe(-32000);
+			expect(body.error?.message).toStartWith(`${method} unavailable: host fact 'tool-registry' missing (`);
+		}
+		expect(calls.length).toBe(0);
+	});
+
+	test("the takeover's unavailable sentence names the provider layer", () => {
+		const h = fakeHost();
+		REMOVALS["provider-layer"](h);
+		const checks = probeHostFacts({ registry: h.registry, ai: h.ai });
+		expect(FACTS["provider-layer"].turnsOff).toBe("takeover unavailable: the provider layer moved");
+		expect(refusalFor(checks, "takeover")).toContain("modelRegistry.authStorage has neither hasAuth nor keys.source");
+	});
+
+	test("omp 18.3's auth storage (keys.source instead of hasAuth) holds the provider layer", () => {
+		const h = fakeHost();
+		const source = (p: string) => (p === "anthropic" ? "config" : undefined);
+		(h.session.modelRegistry as Obj).authStorage = { keys: { source } };
+		const checks = probeHostFacts({ registry: h.registry, ai: h.ai });
+		expect(checks.find(c => c.fact === "provider-layer")?.ok).toBe(true);
+		const has = authCheck({ keys: { source } });
+		expect([has?.("anthropic"), has?.("openai")]).toEqual([true, false]);
+		expect(authCheck({ hasAuth: (p: string) => p === "x" })?.("x")).toBe(true);
+		expect(authCheck({})).toBeNull();
+		expect(authCheck(null)).toBeNull();
+	});
+
+	test("hostile host objects: throwing getters and lookups, junk lists; the probe names them and never throws", () => {
+		const cases: Array<[string, (h: Fake) => void, FactId]> = [
+			[
+				"global() throws",
+				h => {
+					h.registry.global = () => {
+						throw new Error("registry gone");
+					};
+				},
+				"main-session",
+			],
+			[
+				"get is not a function",
+				h => {
+					h.registry.global = () => ({ get: 3 });
+				},
+				"main-session",
+			],
+			[
+				"getAllToolNames throws",
+				h => {
+					h.session.getAllToolNames = () => {
+						throw new Error("no");
+					};
+				},
+				"tool-registry",
+			],
+			[
+				"getAllToolNames gives a string",
+				h => {
+					h.session.getAllToolNames = () => "read";
+				},
+				"tool-registry",
+			],
+			[
+				"getToolByName throws for every name",
+				h => {
+					h.session.getToolByName = () => {
+						throw new Error("moved");
+					};
+				},
+				"tool-registry",
+			],
+			[
+				"getUIContext throws",
+				h => {
+					h.session.extensionRunner = {
+						getUIContext: () => {
+							throw new Error("no ui");
+						},
+					};
+				},
+				"prompt-ui",
+			],
+			[
+				"toolWireSchema gives a string",
+				h => {
+					h.ai.toolWireSchema = () => "object";
+				},
+				"wire-schema",
+			],
+		];
+		for (const [, spoil, fact] of cases) {
+			const h = fakeHost();
+			spoil(h);
+			const checks = probeHostFacts({ registry: h.registry, ai: h.ai });
+			expect(checks.find(c => c.fact === fact)?.ok).toBe(false);
+		}
+		expect(
+			probeHostFacts({ registry: null, ai: {} }).every(
+				c => c.fact === "lenient-args" || c.fact === "approval-details" || !c.ok,
+			),
+		).toBe(true);
+		expect(probeHostFacts({ registry: 42, ai: null as unknown as Obj }).find(c => c.fact === "main-session")?.ok).toBe(
+			false,
+		);
+	});
+});
