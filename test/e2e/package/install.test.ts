@@ -269,6 +269,56 @@ describe("omp install from a git URL", () => {
 		expect(readFileSync(plugin, "utf8")).toBe(await at("HEAD"));
 	}, 180_000);
 
+	test("the install failures README's troubleshooting names print what it quotes; a git credential helper opens a private repository", async () => {
+		// A private repository: the same bare clone behind Basic auth, on its own port.
+		const basic = `Basic ${Buffer.from("lab:s3cret").toString("base64")}`;
+		const gate = Bun.serve({
+			hostname: "127.0.0.1",
+			port: 0,
+			fetch: async req => {
+				if (req.headers.get("authorization") !== basic) {
+					return new Response("no", { status: 401, headers: { "www-authenticate": 'Basic realm="git"' } });
+				}
+				const u = new URL(req.url);
+				const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
+				return fetch(`${git.url}${u.pathname}${u.search}`, { method: req.method, headers: req.headers, body });
+			},
+		});
+		try {
+			const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+			const privateUrl = `git+http://127.0.0.1:${gate.port}/local/${PKG.name}.git`;
+			// Each case: what the user typed, and the phrase the README quotes for it (it must be in omp's output too).
+			const cases: Array<[string, string]> = [
+				[`${url}#no-such-ref`, "no commit matching"],
+				[`git+${git.url}/local/no-such-repo.git`, "not found"],
+				[privateUrl, "Authentication failed"],
+				[`git+http://127.0.0.1:9/local/${PKG.name}.git`, "Couldn't connect to server"],
+				[privateUrl.slice("git+".length), "- 401"],
+			];
+			for (const [target, phrase] of cases) {
+				const r = await omp("install", target);
+				expect(r.code, `${target}: ${r.out}`).not.toBe(0);
+				expect(r.out, target).toContain(phrase);
+				expect(readme, `README quotes "${phrase}"`).toContain(phrase);
+			}
+			// The fix the README gives for a private repository: git's own credential helper, then the same URL.
+			await run(["git", "config", "--global", "credential.helper", "store"], home);
+			writeFileSync(join(home, ".git-credentials"), `http://lab:s3cret@127.0.0.1:${gate.port}\n`, { mode: 0o600 });
+			const ok = await omp("install", privateUrl);
+			expect(ok.out).toContain(`Installed ${PKG.name}@${PKG.version}`);
+			// Second channel: omp's pin names the private URL, and no secret landed in it.
+			const deps = readFileSync(join(home, ".omp", "plugins", "package.json"), "utf8");
+			expect(JSON.parse(deps).dependencies[PKG.name]).toBe(privateUrl);
+			expect(deps).not.toContain("s3cret");
+			// Back to the public URL for the tests after this one.
+			expect((await omp("install", url)).code).toBe(0);
+		} finally {
+			gate.stop(true);
+			rmSync(join(home, ".git-credentials"), { force: true });
+			rmSync(join(home, ".gitconfig"), { force: true });
+		}
+	}, 240_000);
+
 	test("omp plugin uninstall pi-a2a-ext -> gone from ~/.omp/plugins, the next host has no bridge", async () => {
 		const r = await omp("plugin", "uninstall", PKG.name);
 		expect(r.code).toBe(0);
