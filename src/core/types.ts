@@ -135,6 +135,11 @@ export interface Connection {
 	holdOpen(): () => void;
 	/** Makes the connection close within a few seconds unless it finishes first. */
 	closeSoon(): void;
+	/**
+	 * Ends the connection now with a TCP reset: what the kernel still queued to send is dropped, not drained to
+	 * the peer. False when it could not (not found, not Linux): it then closes soon instead.
+	 */
+	cut(): boolean;
 	/** Whether Bun is done with the request (response sent, or client gone); null when nobody knows. */
 	sent(): boolean | null;
 }

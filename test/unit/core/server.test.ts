@@ -1493,6 +1493,7 @@ describe("BridgeServer connection handle", () => {
 				return () => log.push("release");
 			},
 			closeSoon: () => log.push("closeSoon"),
+			cut: () => log.push("cut") < 0,
 			sent: () => null,
 		};
 		return { conn, log };

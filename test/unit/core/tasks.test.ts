@@ -241,6 +241,7 @@ describe("task-answer: a declaring call and its window", () => {
 				};
 			},
 			closeSoon: () => {},
+			cut: () => false,
 			sent: () => null,
 		};
 		const call: InFlightCall = {
