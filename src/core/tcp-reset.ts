@@ -44,6 +44,7 @@ export function socketInode(table: string, localPort: number, peer: { address: s
 		const [rAddr, rPort] = remote.split(":");
 		if (lAddr === undefined || rAddr === undefined || lPort === undefined || rPort === undefined) continue;
 		if (Number.parseInt(lPort, 16) !== localPort || Number.parseInt(rPort, 16) !== peer.port) continue;
+		if (procAddress(lAddr) === null || !/^[0-9A-F]{4}$/.test(lPort) || !/^[0-9A-F]{4}$/.test(rPort)) continue;
 		if (want !== null && procAddress(rAddr) === want && inode !== "0") found.push(inode);
 	}
 	return found.length === 1 ? (found[0] as string) : null;
