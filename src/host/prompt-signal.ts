@@ -19,7 +19,7 @@ export interface PromptUi {
 /** The title a remote call's dialog shows instead of the host's (`options` tell an approval from other dialogs). */
 export type Retitle = (title: string, options: readonly unknown[]) => string;
 
-const callContext = new AsyncLocalStorage<{ signal: AbortSignal; retitle?: Retitle; token: string; take: TakePrompt }>();
+const callContext = new AsyncLocalStorage<PromptOwner & { signal: AbortSignal; retitle?: Retitle }>();
 const LENT = Symbol.for("pi-a2a-ext.select-lends-call-signal");
 
 /** Whose call it is: the token's name and its `prompts` slots from the one registry (ToolCallRequest.take). */
