@@ -158,12 +158,6 @@ export class PromptQueue {
 		return list.length + 1;
 	}
 
-	waitingCount(): number {
-		let n = 0;
-		for (const list of this.#waiting.values()) n += list.length;
-		return n;
-	}
-
 	/** Waiting prompts per token, in turn order, and the token whose prompt is on screen. */
 	snapshot(): { shown: string | undefined; waiting: Array<[string, number]> } {
 		return { shown: this.#shown?.token, waiting: [...this.#waiting].map(([t, l]) => [t, l.length]) };
