@@ -67,11 +67,13 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	const want = wantsSha256(req.headers.get("want-repr-digest"));
 	if (!want.ok) return refuse(path, null, want.code, want.message);
 	sending.settle();
-	// Revoking the token resets the connection: a close would let the kernel drain megabytes it queued. The
-	// request keeps its one record: a digest wait or a streamed file writes its end; a sent file's is written.
+	// Revoking the token resets a connection whose answer is being sent (a close lets the kernel drain MBs it
+	// queued); before that (a digest wait) the answer is the refusal, and a reset then left the host busy.
+	// The request keeps its one record: a digest wait or a streamed file writes its end; a sent file's is written.
 	const taken = ctx.take("downloads", reason => {
+		if (!ctx.recorded()) return ctx.conn.closeSoon();
 		const how = ctx.conn.cut() ? "reset" : "closed";
-		if (ctx.recorded()) ctx.log(`a2a-bridge: /blob: ${reason}: a download of ${showSafely(path, 200)} was ${how}`);
+		ctx.log(`a2a-bridge: /blob: ${reason}: a download of ${showSafely(path, 200)} was ${how}`);
 	});
 	if (!taken.ok) {
 		if (taken.revoked) return endedBefore(ctx, path, null);
