@@ -24,6 +24,7 @@ import { PROGRESS_MIN_INTERVAL_MS } from "../src/core/progress.ts";
 import { BridgeServer, type ExtraRoute } from "../src/core/server.ts";
 import { SESSION_TTL_MS } from "../src/core/sessions.ts";
 import { TASK_WINDOW_MS } from "../src/core/task-wire.ts";
+import type { SlotBound } from "../src/core/types.ts";
 import { a2aCommand, type CommandTarget } from "../src/host/a2a-command.ts";
 import { liveApprovals } from "../src/host/approvals-live.ts";
 import { machineIdFile, readBoxTag } from "../src/host/box-tag.ts";
@@ -34,7 +35,7 @@ import { type FactCheck, refusalFor } from "../src/host/facts.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
 import { checkLiveHost, hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
 import { notifier } from "../src/host/notify.ts";
-import { processPromptQueue, queueBoundsFromEnv } from "../src/host/prompt-queue.ts";
+import { processPromptQueue, promptBound, queueBoundsFromEnv } from "../src/host/prompt-queue.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
 import { createHostLlmRoute } from "../src/takeover/route.ts";
@@ -109,14 +110,15 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const queue = queueBoundsFromEnv(process.env);
-	processPromptQueue().configure(queue.bounds);
+	processPromptQueue().configure(queue.bounds.maxWaitMs);
 	for (const w of queue.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const { config } = loaded;
 	const facts = checkLiveHost(); // each host fact probed once, before any is served by (docs/host-facts.md)
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
 	const own = () => ownFiles(name, [configPath, live?.configPath ?? configPath], auditGenerations(audit.path));
-	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, knobs, facts);
+	const prompts = promptBound(queue.bounds.perToken);
+	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, { ...knobs, prompts }, facts);
 	state.server = server;
 	const notify = notifier(ctx, logLine);
 	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
@@ -173,13 +175,13 @@ function extraRoutes(own: () => string[], config: BridgeConfig, audit: AuditLog,
 	return routes;
 }
 
-/** The server over the host adapter, with the config's tokens and bind and the testing knobs' bounds. */
+/** The server over the host adapter, with the config's tokens and bind, the knobs' bounds and the prompt queue's. */
 function serverFor(
 	pi: ExtensionAPI,
 	config: BridgeConfig,
 	routes: Record<string, ExtraRoute>,
 	audit: AuditLog,
-	knobs: Knobs,
+	knobs: Knobs & { prompts: SlotBound },
 	facts: readonly FactCheck[],
 ): BridgeServer {
 	const bridge = new HostBridge(hostAccess(pi));
@@ -205,6 +207,8 @@ function serverFor(
 			sessionTtlMs: knobs.sessionTtlMs,
 			sse: { minIntervalMs: knobs.progressIntervalMs },
 			taskWindowMs: knobs.taskWindowMs,
+			// Waiting approval prompts are slots of the one registry, bounded per token as the queue's flag says.
+			bounds: { prompts: knobs.prompts },
 		},
 	);
 }

@@ -19,7 +19,10 @@ export type Refuse = (
 	extra?: Record<string, unknown>,
 ) => Response;
 export interface Ctx {
+	/** The request's one audit record (a second note is dropped: one record per request, whatever ends it). */
 	note: Note;
+	/** Whether the request's record is written. */
+	recorded(): boolean;
 	refuse: Refuse;
 	log(line: string): void;
 	/** Whole-file digests already computed (blob/digest-cache.ts). */

@@ -10,6 +10,7 @@
  */
 import { closeSync, existsSync } from "node:fs";
 import type { Connection } from "../core/types.ts";
+import { showSafely } from "../text/show.ts";
 import { holding } from "./conn.ts";
 import { type Ctx, endedBefore } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
@@ -59,16 +60,20 @@ export class Sending {
 }
 
 const OCTETS = "application/octet-stream";
+const CUT = "this download was cut";
 
 export async function download(req: Request, path: string, ctx: Ctx, sending: Sending): Promise<Response> {
 	const { refuse } = ctx;
 	const want = wantsSha256(req.headers.get("want-repr-digest"));
 	if (!want.ok) return refuse(path, null, want.code, want.message);
 	sending.settle();
-	// Revoking the token cuts the connection (a response Bun sends natively stops within its timer's tick), audited.
+	// Revoking the token resets a connection whose answer is being sent (a close lets the kernel drain MBs it
+	// queued); before that (a digest wait) the answer is the refusal, and a reset then left the host busy.
+	// The request keeps its one record: a digest wait or a streamed file writes its end; a sent file's is written.
 	const taken = ctx.take("downloads", reason => {
-		ctx.conn.closeSoon();
-		ctx.note(path, null, 0, `${reason}: this download was cut`);
+		if (!ctx.recorded()) return ctx.conn.closeSoon();
+		const how = ctx.conn.cut() ? "reset" : "closed";
+		ctx.log(`a2a-bridge: /blob: ${reason}: a download of ${showSafely(path, 200)} was ${how}`);
 	});
 	if (!taken.ok) {
 		if (taken.revoked) return endedBefore(ctx, path, null);
@@ -204,7 +209,7 @@ function servePseudo(
 		0,
 		null,
 		bytes => {
-			ctx.note(path, 0, bytes);
+			ctx.note(path, 0, bytes, ctx.ended?.aborted ? `its token was revoked or rotated: ${CUT}` : undefined);
 			release();
 		},
 		ctx.ended,

@@ -107,11 +107,16 @@ function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: S
 		const args = writes ? { path, offset, bytes, method: req.method } : { path, offset, bytes };
 		return { id, ...who, phase: "done", tool, isError, args, ...(isError ? { error } : {}) };
 	};
-	// Nothing moved: a refusal, coalesced per token; bytes that moved are always recorded whole.
-	const note: Note = (path, offset, bytes, error) =>
+	let written = false;
+	// Nothing moved: a refusal, coalesced per token; bytes that moved are always recorded whole. One record
+	// per request id: its token's budget admitted one line, and two ends of one download are one end.
+	const note: Note = (path, offset, bytes, error) => {
+		if (written) return;
+		written = true;
 		(error !== undefined && bytes === 0 ? (deps.refused ?? deps.audit) : deps.audit)(
 			record(path, offset, bytes, error),
 		);
+	};
 	const refuse: Refuse = (path, offset, code, message, h, extra) => {
 		note(path, offset, 0, message);
 		return blobError(code, message, h, extra);
@@ -119,6 +124,7 @@ function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: S
 	return {
 		record,
 		note,
+		recorded: () => written,
 		refuse,
 		log: deps.log,
 		digests: shared.digests,

@@ -123,6 +123,7 @@ export class CallTable {
 			closed: rules.onClosed === "cancel" ? req.signal : undefined,
 			progress: port.progress,
 			backgrounded: port.backgrounded,
+			take: (kind, onEnd) => this.#holdings.take(kind, caller, onEnd),
 			leave: stillRunning => {
 				this.inFlight.delete(key);
 				if (stillRunning === null) taken.slot.release();

@@ -1,12 +1,12 @@
 /**
  * The one registry of what each token holds (contract §19): sessions, calls, tasks, uploads, downloads, digest
- * waits and pending prompts. A slot of any kind is taken here and nowhere else, with the way to end it, so
+ * waits and approval prompts waiting their turn (bounded per token and in all). A slot of any kind is taken here and nowhere else, with the way to end it, so
  * revoking a token ends every slot it holds, whatever its kind. Kinds with a shared bound follow one share
  * rule (`shareRule`): the reserved parts and the pool add up to the bound exactly, never past it. Invariants:
  * a token whose identity ended takes nothing; an ended slot still counts against the bound until released.
  */
 
-import type { Holder, Slot, SlotKind, Taken } from "./types.ts";
+import type { Holder, Slot, SlotBound, SlotKind, Taken } from "./types.ts";
 
 /** Every kind of slot (`SlotKind`, types.ts), each with its noun; the compiler holds the two lists equal. */
 const NOUNS: Readonly<Record<SlotKind, string>> = {
@@ -20,11 +20,8 @@ const NOUNS: Readonly<Record<SlotKind, string>> = {
 };
 export const SLOT_KINDS = Object.keys(NOUNS) as readonly SlotKind[];
 
-/**
- * A kind's bound: a total shared by the live tokens (`shareRule`), or null when the kind's owner bounds it
- * itself (tasks and prompts per token, digest jobs per file version) and the registry only ends it.
- */
-export type SlotBounds = Readonly<Record<SlotKind, number | null>>;
+/** Every kind's bound (`SlotBound`, types.ts): shared by the live tokens, per token and in all, or its owner's. */
+export type SlotBounds = Readonly<Record<SlotKind, SlotBound>>;
 
 /** Every kind bounded at 0: a part made without the server's registry (unit tests) opens its own kind only. */
 export const NO_SLOTS: SlotBounds = {
@@ -83,10 +80,19 @@ export class TokenHoldings {
 	/** A slot of `kind` for `who`, ended by `onEnd` if the token is revoked; or why there is none. */
 	take(kind: SlotKind, who: Holder, onEnd: (reason: string) => void = () => {}): Taken {
 		if (who.ended?.aborted) return { ok: false, why: "this token was revoked or rotated", revoked: true };
-		const total = this.#bounds[kind];
-		if (total !== null) {
-			const why = shareRule(NOUNS[kind], total, this.#liveTokens(), this.#usage(kind, who.tokenName, total));
+		const bound = this.#bounds[kind];
+		if (typeof bound === "number") {
+			const why = shareRule(NOUNS[kind], bound, this.#liveTokens(), this.#usage(kind, who.tokenName, bound));
 			if (why !== null) return { ok: false, why };
+		} else if (bound !== null) {
+			const { mine, used } = this.#usage(kind, who.tokenName, bound.total);
+			if (used >= bound.total) {
+				return { ok: false, why: `all ${bound.total} ${NOUNS[kind]} are held`, limit: { scope: "all", held: used } };
+			}
+			if (mine >= bound.each) {
+				const why = `this token's ${mine} ${NOUNS[kind]} are held, its bound of ${bound.each}`;
+				return { ok: false, why, limit: { scope: "token", held: mine } };
+			}
 		}
 		const stop = new AbortController();
 		const held: Held = {

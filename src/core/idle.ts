@@ -4,6 +4,7 @@
  * restart on body bytes, so work that may take long (a tool call, a `/blob` transfer) holds it off
  * for its own duration and re-arms it when done, through the request's `Connection` handle.
  */
+import { resetConnection } from "./tcp-reset.ts";
 import type { Connection } from "./types.ts";
 
 /** At most 30 s (contract §15); also Bun's bound for half-sent headers is below it. */
@@ -12,16 +13,25 @@ export const IDLE_TIMEOUT_S = 30;
 interface Timer {
 	timeout(req: Request, seconds: number): void;
 	/** Bun answers null once it is done with the request (response sent or connection gone). */
-	requestIP(req: Request): unknown;
+	requestIP(req: Request): { address: string; port: number } | null;
+	/** The port the binding listens on (the connection's local port). */
+	readonly port?: number | undefined;
 }
 
 const noop = (): void => {};
 
 /** For a request no listener saw (unit tests): holding and closing do nothing, `sent` knows nothing. */
-export const NO_CONNECTION: Connection = { holdOpen: () => noop, closeSoon: noop, sent: () => null };
+export const NO_CONNECTION: Connection = { holdOpen: () => noop, closeSoon: noop, cut: () => false, sent: () => null };
 
 /** The handle the listener makes for each request it hands to the pipeline. */
 export function connectionOf(req: Request, server: Timer, idleS = IDLE_TIMEOUT_S): Connection {
+	const closeSoon = (): void => {
+		try {
+			server.timeout(req, 1);
+		} catch {
+			// Already closed.
+		}
+	};
 	return {
 		holdOpen() {
 			server.timeout(req, 0);
@@ -36,12 +46,17 @@ export function connectionOf(req: Request, server: Timer, idleS = IDLE_TIMEOUT_S
 				}
 			};
 		},
-		closeSoon() {
+		closeSoon,
+		cut() {
+			let peer: { address: string; port: number } | null = null;
 			try {
-				server.timeout(req, 1);
+				peer = server.requestIP(req);
 			} catch {
-				// Already closed.
+				// Already closed: nothing left to cut.
 			}
+			if (peer !== null && server.port !== undefined && resetConnection(server.port, peer)) return true;
+			closeSoon();
+			return false;
 		},
 		sent() {
 			try {

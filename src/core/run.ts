@@ -2,7 +2,7 @@
  * One tool run between its `start` and `done` audit records (contract §6.4, §9): the `start` is
  * awaited before the tool runs, the `done` before the caller is answered, also on failure.
  */
-import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome } from "./types.ts";
+import type { BridgeDeps, CallerInfo, InFlightCall, ToolCallOutcome, ToolCallRequest } from "./types.ts";
 
 export interface CallRun {
 	call: InFlightCall;
@@ -14,6 +14,8 @@ export interface CallRun {
 	progress?: ((text: string) => void) | undefined;
 	/** The host backgrounded the call (SSE only). */
 	backgrounded?: (() => void) | undefined;
+	/** A slot of the registry for the call's token (the host's prompt queue takes its prompts here). */
+	take: ToolCallRequest["take"];
 	/** The call leaves the table, with the tool's promise if the tool has not stopped yet. */
 	leave(stillRunning: Promise<unknown> | null): void;
 }
@@ -54,6 +56,7 @@ export async function runCall(deps: BridgeDeps, run: CallRun): Promise<ToolCallO
 				args,
 				signal: call.controller.signal,
 				caller,
+				take: run.take,
 				begin,
 				...(progress ? { onProgress: progress } : {}),
 				...(backgrounded ? { onBackgrounded: backgrounded } : {}),

@@ -19,7 +19,7 @@ import { MAX_SESSIONS, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import { TASK_WINDOW_MS } from "./task-wire.ts";
 import { SYSTEM_CLOCK, TaskStore } from "./tasks.ts";
-import type { BridgeDeps, Connection, InFlightCall, ServerOptions, SlotKind } from "./types.ts";
+import type { BridgeDeps, Connection, InFlightCall, ServerOptions, SlotBound, SlotKind } from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
 
@@ -27,15 +27,16 @@ export type { ExtraRoute } from "./types.ts";
 const TOKEN_ENDED = "its token was revoked or rotated";
 
 /**
- * The bounds of every slot kind: the core's own, then what each extra route declares; a kind nobody bounds
- * (tasks and prompts per token, digest jobs per file version) is bounded by its owner.
+ * The bounds of every slot kind: the core's own, what each extra route declares, then the host adapter's
+ * (approval prompts; none without it). Tasks and digest jobs per file version are bounded by their owners.
  */
 function slotBounds(opts: ServerOptions): SlotBounds {
-	const bounds: Record<SlotKind, number | null> = Object.fromEntries(SLOT_KINDS.map(k => [k, null])) as never;
+	const bounds: Record<SlotKind, SlotBound> = Object.fromEntries(SLOT_KINDS.map(k => [k, null])) as never;
 	bounds.sessions = MAX_SESSIONS;
 	bounds.calls = MAX_CALLS_IN_FLIGHT;
+	bounds.prompts = { each: 0, total: 0 };
 	for (const route of Object.values(opts.routes ?? {})) Object.assign(bounds, route.bounds);
-	return bounds;
+	return Object.assign(bounds, opts.bounds);
 }
 
 export class BridgeServer {

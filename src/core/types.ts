@@ -14,8 +14,19 @@ export interface Slot {
 	release(): void;
 }
 
-/** A slot, or why there is none (`revoked`: the caller's own secret ended, answered like any ended secret). */
-export type Taken = { ok: true; slot: Slot } | { ok: false; why: string; revoked?: true };
+/**
+ * A kind's bound: a total shared by the live tokens (`shareRule`, core/holdings.ts); `each` per token with
+ * `total` over all (approval prompts); or null when the kind's owner bounds it (tasks, digest jobs per file).
+ */
+export type SlotBound = number | { each: number; total: number } | null;
+
+/**
+ * A slot, or why there is none (`revoked`: the caller's own secret ended, answered like any ended secret;
+ * `limit`: which bound of an `each`/`total` kind refused, with this token's count or the total).
+ */
+export type Taken =
+	| { ok: true; slot: Slot }
+	| { ok: false; why: string; revoked?: true; limit?: { scope: "token" | "all"; held: number } };
 
 /** Who takes a slot: the token's name and, from the request's identity, the signal of its secret ending. */
 export interface Holder {
@@ -77,6 +88,11 @@ export interface ToolCallRequest {
 	/** Present in SSE mode: the host backgrounded the call and stopped forwarding output. */
 	onBackgrounded?: () => void;
 	/**
+	 * A slot of `kind` for this call's token from the one registry (core/holdings.ts), ended by `onEnd` if the
+	 * token is revoked or rotated: the host's approval prompt queue takes each waiting prompt here.
+	 */
+	take(kind: SlotKind, onEnd?: (reason: string) => void): Taken;
+	/**
 	 * Writes the call's `start` record; the adapter awaits it just before the tool runs. A call the
 	 * adapter refuses first never begins: it gets one coalesced `refused` record instead of start/done.
 	 */
@@ -137,6 +153,11 @@ export interface Connection {
 	holdOpen(): () => void;
 	/** Makes the connection close within a few seconds unless it finishes first. */
 	closeSoon(): void;
+	/**
+	 * Ends the connection now with a TCP reset: what the kernel still queued to send is dropped, not drained to
+	 * the peer. False when it could not (not found, not Linux): it then closes soon instead.
+	 */
+	cut(): boolean;
 	/** Whether Bun is done with the request (response sent, or client gone); null when nobody knows. */
 	sent(): boolean | null;
 }
@@ -180,6 +201,8 @@ export interface ServerOptions {
 	sessionTtlMs?: number;
 	/** The Tasks window (default TASK_WINDOW_MS; shorter only through a testing knob, src/config/knobs.ts). */
 	taskWindowMs?: number;
+	/** Bounds of kinds the host adapter takes (approval prompts: its queue's bound per token); none when absent. */
+	bounds?: Partial<Record<SlotKind, SlotBound>>;
 }
 
 export interface InFlightCall {

@@ -157,7 +157,6 @@ function tokenCommand(r: CommandTarget, words: string[], notify: Notify): void {
 			return;
 		}
 		r.server.revokeToken(name);
-		processPromptQueue().endToken(name);
 		const done = `token '${name}' revoked; its sessions and calls in flight ended, other tokens untouched`;
 		liveFirst(r, notify, done, secret, w => revokeToken(r.configPath, before, name, { warnings: w }));
 	}

@@ -85,8 +85,8 @@ export class HostBridge {
 			const result = await withCallSignal(
 				req.signal,
 				() => tool.execute(req.callId, args, req.signal, onUpdate, undefined),
+				{ token: req.caller.tokenName, take: onEnd => req.take("prompts", onEnd) },
 				this.#retitle(req, tool, args),
-				req.caller.tokenName,
 			);
 			const jobId = backgroundedJobId(result);
 			outcome =

@@ -15,7 +15,6 @@ import { watchConfigFile } from "../config/watch.ts";
 import { errorText } from "../text/error-text.ts";
 import type { CommandTarget } from "./a2a-command.ts";
 import type { Notify } from "./notify.ts";
-import { processPromptQueue } from "./prompt-queue.ts";
 
 /**
  * Publishes this host in the runtime record beside the config and applies each settled edit; a re-pointed
@@ -87,7 +86,6 @@ function applyConfigEdit(r: CommandTarget, seen: Partial<BridgeConfig>, notify: 
 	}
 	for (const name of changes.revoke) {
 		r.server.revokeToken(name);
-		processPromptQueue().endToken(name);
 		said.push(`token '${name}' revoked (its sessions and calls in flight ended)`);
 	}
 	if (said.length > 0) notify(`A2A bridge: config edit applied: ${said.join("; ")}`, "info");

@@ -1,12 +1,13 @@
 /**
  * The approver is a slot with a share (contract §19): remote calls' dialogs reach the host's UI one at a
- * time, the next taken round-robin across tokens, and each token has a bound on prompts waiting. The
- * queue decides turns only: a refusal here (queue full, no turn in time, token revoked) ends the call
- * with a clear error before any prompt shows; approve or deny is only ever the person's answer, or their
- * "deny this token's queue" (`/a2a deny-queue NAME`). One queue per process, on `globalThis`, since the
- * host's UI wrapper is process-wide too.
+ * time, the next taken round-robin across tokens. A waiting prompt holds a `prompts` slot of the one
+ * registry (core/holdings.ts), which bounds them per token and in all and ends them on revocation; the one
+ * on screen holds none (its call's slot closes it). The queue decides turns only: a refusal here (queue
+ * full, no turn in time, token revoked) ends the call with a clear error before any prompt shows; approve
+ * or deny is only ever the person's answer, or their "deny this token's queue" (`/a2a deny-queue NAME`).
+ * One queue per process, on `globalThis`, since the host's UI wrapper is process-wide too.
  */
-import type { Clock } from "../core/types.ts";
+import type { Clock, SlotBound, Taken } from "../core/types.ts";
 
 /** What a prompt denied by the person's "deny this token's queue" answers instead of a chosen option. */
 export const DENIED: unique symbol = Symbol("denied with the token's whole queue");
@@ -17,7 +18,7 @@ export class QueueRefusal extends Error {
 }
 
 export interface QueueBounds {
-	/** Prompts one token may have waiting (the one on screen not counted). */
+	/** Prompts one token may have waiting (the one on screen not counted): the registry's bound (`promptBound`). */
 	perToken: number;
 	/** How long a prompt may wait for its turn before its call is refused. */
 	maxWaitMs: number;
@@ -27,6 +28,12 @@ export interface QueueBounds {
 export const DEFAULT_BOUNDS: QueueBounds = { perToken: 3, maxWaitMs: 600_000 };
 /** Waiting prompts of all tokens together (the bridge's cap on calls in flight); only caps a runaway. @internal */
 export const MAX_WAITING = 256;
+
+/** The registry's bound of the `prompts` kind (core/holdings.ts) for `perToken` waiting per token. */
+export const promptBound = (perToken: number): SlotBound => ({ each: perToken, total: MAX_WAITING });
+
+/** A `prompts` slot of the call's token from the registry, ended by `onEnd` on revocation (ToolCallRequest.take). */
+export type TakePrompt = (onEnd: (reason: string) => void) => Taken;
 /** @internal */
 export const ENV_QUEUE = "A2A_BRIDGE_APPROVAL_QUEUE";
 /** @internal */
@@ -77,39 +84,45 @@ const realClock: Clock = {
 };
 
 const cancelled = (): Error => new Error("the call was cancelled while its approval prompt waited for its turn");
+const revokedRefusal = (token: string): QueueRefusal =>
+	new QueueRefusal(`token '${token}' was revoked while its approval prompt waited`);
 
 export class PromptQueue {
 	/** Waiting prompts by token; the map's order is the round-robin order (a token moves to the end after its turn). */
 	readonly #waiting = new Map<string, Waiting[]>();
-	#shown: { token: string; stop: AbortController; settle(value: unknown, failed?: boolean): void } | undefined;
-	#bounds: QueueBounds;
+	#shown: { token: string; stop: AbortController; settle(value: unknown): void } | undefined;
+	#maxWaitMs: number;
 	readonly #clock: Clock;
 
-	constructor(bounds: QueueBounds = DEFAULT_BOUNDS, clock: Clock = realClock) {
-		this.#bounds = bounds;
+	constructor(maxWaitMs = DEFAULT_BOUNDS.maxWaitMs, clock: Clock = realClock) {
+		this.#maxWaitMs = maxWaitMs;
 		this.#clock = clock;
 	}
 
-	/** New bounds for prompts asked from now on. */
-	configure(bounds: QueueBounds): void {
-		this.#bounds = bounds;
+	/** How long prompts asked from now on may wait for their turn. */
+	configure(maxWaitMs: number): void {
+		this.#maxWaitMs = maxWaitMs;
 	}
 
 	/**
-	 * Opens the dialog (`open`, given a signal that closes it) when it is `token`'s turn. Resolves with what the
-	 * dialog answered, or `DENIED`; rejects with a `QueueRefusal` or on cancellation while waiting.
+	 * Opens the dialog (`open`, given a signal that closes it) when it is `token`'s turn, waiting in a slot
+	 * `take` gives. Resolves with what the dialog answered, or `DENIED`; rejects with a `QueueRefusal` or on
+	 * cancellation while waiting.
 	 */
-	run(token: string, signal: AbortSignal, open: Open): Promise<unknown> {
+	run(token: string, signal: AbortSignal, open: Open, take: TakePrompt): Promise<unknown> {
 		return new Promise((resolve, reject) => {
-			const mine = this.#waiting.get(token) ?? [];
 			if (signal.aborted) return reject(cancelled());
-			if (mine.length >= this.#bounds.perToken) return reject(new QueueRefusal(fullText(token, mine.length)));
-			if (this.waitingCount() >= MAX_WAITING) return reject(new QueueRefusal(allFullText()));
-			const onAbort = (): void => this.#drop(w, cancelled());
-			const stopTimer = this.#clock.after(this.#bounds.maxWaitMs, () =>
-				this.#drop(w, new QueueRefusal(lateText(this.#bounds.maxWaitMs))),
-			);
-			const w: Waiting = {
+			let w: Waiting | undefined;
+			const taken = take(() => w && this.#drop(w, revokedRefusal(token)));
+			if (!taken.ok) {
+				if (taken.revoked) return reject(revokedRefusal(token));
+				const { scope, held } = taken.limit ?? { scope: "all", held: MAX_WAITING };
+				return reject(new QueueRefusal(scope === "token" ? fullText(token, held) : allFullText()));
+			}
+			const waitMs = this.#maxWaitMs;
+			const onAbort = (): void => w && this.#drop(w, cancelled());
+			const stopTimer = this.#clock.after(waitMs, () => w && this.#drop(w, new QueueRefusal(lateText(waitMs))));
+			w = {
 				token,
 				open,
 				signal,
@@ -118,9 +131,11 @@ export class PromptQueue {
 				release: () => {
 					stopTimer();
 					signal.removeEventListener("abort", onAbort);
+					taken.slot.release();
 				},
 			};
 			signal.addEventListener("abort", onAbort, { once: true });
+			const mine = this.#waiting.get(token) ?? [];
 			mine.push(w);
 			this.#waiting.set(token, mine);
 			this.#next();
@@ -129,39 +144,23 @@ export class PromptQueue {
 
 	/** The person denied `token`'s whole queue: its shown prompt and every waiting one answer Deny. */
 	denyToken(token: string): number {
-		return this.#end(token, w => w.resolve(DENIED), DENIED, false);
-	}
-
-	/** `token` was revoked: its waiting prompts are refused, its shown one is closed. */
-	endToken(token: string): number {
-		const revoked = new QueueRefusal(`token '${token}' was revoked while its approval prompt waited`);
-		return this.#end(token, w => w.reject(revoked), revoked, true);
-	}
-
-	waitingCount(): number {
-		let n = 0;
-		for (const list of this.#waiting.values()) n += list.length;
-		return n;
+		const list = this.#waiting.get(token) ?? [];
+		this.#waiting.delete(token);
+		for (const w of list) {
+			w.release();
+			w.resolve(DENIED);
+		}
+		const shown = this.#shown;
+		if (shown?.token !== token) return list.length;
+		// The call ends now; the dialog is closed and the next shows once the UI says it closed.
+		shown.settle(DENIED);
+		shown.stop.abort();
+		return list.length + 1;
 	}
 
 	/** Waiting prompts per token, in turn order, and the token whose prompt is on screen. */
 	snapshot(): { shown: string | undefined; waiting: Array<[string, number]> } {
 		return { shown: this.#shown?.token, waiting: [...this.#waiting].map(([t, l]) => [t, l.length]) };
-	}
-
-	#end(token: string, finish: (w: Waiting) => void, shownOutcome: unknown, failed: boolean): number {
-		const list = this.#waiting.get(token) ?? [];
-		this.#waiting.delete(token);
-		for (const w of list) {
-			w.release();
-			finish(w);
-		}
-		const shown = this.#shown;
-		if (shown?.token !== token) return list.length;
-		// The call ends now; the dialog is closed and the slot frees once the UI says it closed.
-		shown.settle(shownOutcome, failed);
-		shown.stop.abort();
-		return list.length + 1;
 	}
 
 	#drop(w: Waiting, err: Error): void {

@@ -9,7 +9,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { showExactlyCut } from "../text/show.ts";
-import { DENIED, processPromptQueue } from "./prompt-queue.ts";
+import { DENIED, processPromptQueue, type TakePrompt } from "./prompt-queue.ts";
 
 type Select = (title: string, options: unknown[], opts?: { signal?: AbortSignal } & Record<string, unknown>) => unknown;
 export interface PromptUi {
@@ -19,15 +19,21 @@ export interface PromptUi {
 /** The title a remote call's dialog shows instead of the host's (`options` tell an approval from other dialogs). */
 export type Retitle = (title: string, options: readonly unknown[]) => string;
 
-const callContext = new AsyncLocalStorage<{ signal: AbortSignal; retitle?: Retitle; token?: string }>();
+const callContext = new AsyncLocalStorage<PromptOwner & { signal: AbortSignal; retitle?: Retitle }>();
 const LENT = Symbol.for("pi-a2a-ext.select-lends-call-signal");
+
+/** Whose call it is: the token's name and its `prompts` slots from the one registry (ToolCallRequest.take). */
+export interface PromptOwner {
+	token: string;
+	take: TakePrompt;
+}
 
 /**
  * Runs `fn` (a tool's execute) so that prompts it opens close when `signal` aborts, are titled by `retitle`
- * and take their turn in the process's prompt queue as `token`'s (prompt-queue.ts).
+ * and take their turn in the process's prompt queue as `owner`'s (prompt-queue.ts).
  */
-export function withCallSignal<T>(signal: AbortSignal, fn: () => T, retitle?: Retitle, token = ""): T {
-	return callContext.run(retitle === undefined ? { signal, token } : { signal, retitle, token }, fn);
+export function withCallSignal<T>(signal: AbortSignal, fn: () => T, owner: PromptOwner, retitle?: Retitle): T {
+	return callContext.run(retitle === undefined ? { signal, ...owner } : { signal, retitle, ...owner }, fn);
 }
 
 function titled(title: string, options: unknown[], retitle: Retitle | undefined): string {
@@ -54,7 +60,7 @@ export function lendCallSignal(ui: PromptUi): void {
 		const open = (turn: AbortSignal) =>
 			original(shown, options, { ...opts, signal: opts?.signal ? AbortSignal.any([opts.signal, turn]) : turn });
 		return processPromptQueue()
-			.run(call.token ?? "", call.signal, open)
+			.run(call.token, call.signal, open, call.take)
 			.then(answer => (answer !== DENIED ? answer : options.includes("Deny") ? "Deny" : undefined));
 	};
 	marked[LENT] = true;

@@ -1,7 +1,8 @@
 /**
  * Download slots against the real host (issue 38 findings 5, 8 and 9; contract §19): a slot is free when
- * its response ends (300 downloads in a row, none refused), revoking a token cuts its slow download (a raw
- * socket's byte count and the audit line) and its digest wait, an upload's digest stops when its client
+ * its response ends (300 downloads in a row, none refused), revoking a token resets its slow download (a
+ * small-buffer reader's byte count and reset, one audit record) and ends its digest wait, every end of a
+ * download leaves exactly one audit record, an upload's digest stops when its client
  * leaves (/proc CPU), and a download names its file (`curl -OJ` saves it under that name). Every wait is
  * bounded.
  */
@@ -83,74 +84,169 @@ describe("/blob download slots (issue 38)", () => {
 		expect(recs.every(r => (JSON.parse(r.args) as { bytes: number }).bytes === 5000)).toBe(true);
 	}, 120_000);
 
-	test("finding 5: a 48 MiB download read slowly stops when its token is revoked: the socket closes short, audited", async () => {
-		const secret = await addToken("slowread");
-		const file = join(host.home, "big-48.bin");
-		const size = 48 * 1024 * 1024;
+	/** A 48 MiB file of its own for one test. */
+	function bigFile(name: string): string {
+		const file = join(host.home, name);
 		const fd = openSync(file, "w");
 		const block = Buffer.alloc(1024 * 1024, 7);
 		for (let i = 0; i < 48; i++) writeSync(fd, block);
 		closeSync(fd);
-		const sock = connect(host.port, "127.0.0.1");
-		let got = 0;
-		let closed = false;
-		// A slow reader: about 1 MiB/s once the first buffers are in.
-		sock.on("data", d => {
-			got += d.length;
-			sock.pause();
-			setTimeout(() => sock.resume(), 60);
-		});
-		sock.on("close", () => {
-			closed = true;
-		});
-		sock.on("error", () => {});
-		sock.write(
-			`GET /blob?path=${encodeURIComponent(file)} HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\n` +
-				`Authorization: Bearer ${secret}\r\n\r\n`,
+		return file;
+	}
+	/** The reads of one file in the audit, with their parsed arguments. */
+	const readsOf = (file: string) =>
+		auditRecords<{ tool: string; args: string; isError: boolean; error?: string }>(
+			host,
+			r => r.tool === "blob:read" && String(r.args).includes(file),
 		);
-		try {
-			await waitFor("the first bytes", () => got > 256 * 1024, { timeoutMs: 15_000 });
-			await revoke("slowread");
-			const atRevoke = got;
-			await waitFor("the connection closed", () => closed, { timeoutMs: 20_000 });
-			// Far short of the file: without the cut, every byte would have come (the reader keeps reading).
-			expect(got).toBeLessThan(size / 2);
-			expect(got).toBeGreaterThanOrEqual(atRevoke);
-			await waitFor("the cut's audit record", () => reads("slowread").some(r => r.isError));
-			expect(reads("slowread").find(r => r.isError)).toMatchObject({
-				error: "its token was revoked or rotated: this download was cut",
-			});
-		} finally {
-			sock.destroy();
-		}
-	}, 90_000);
 
-	test("finding 5: a Want-Repr-Digest wait of a revoked token ends at once, audited", async () => {
-		const secret = await addToken("digestwait");
-		const file = join(host.home, "sparse-8g.bin");
-		// A sparse 8 GiB file: hashing it takes seconds, the wait is there long enough to be revoked.
-		const fd = openSync(file, "w");
-		writeSync(fd, "x", 8 * 1024 * 1024 * 1024 - 1);
-		closeSync(fd);
-		const started = performance.now();
-		const pending = fetch(url(file), {
-			headers: { authorization: `Bearer ${secret}`, "want-repr-digest": "sha-256=1" },
-			signal: BOUND(60_000),
-		}).then(
-			async r => ({ status: r.status, body: await r.text() }),
-			(err: unknown) => ({ status: 0, body: String(err) }),
+	/** A raw GET read slowly through a small receive buffer (test/fixtures/slow_reader.py), its lines as they come. */
+	function slowReader(file: string, token: string, rate: number, digest = false) {
+		const target = `/blob?path=${encodeURIComponent(file)}`;
+		const script = join(import.meta.dir, "../../fixtures/slow_reader.py");
+		const proc = Bun.spawn(
+			["python3", script, String(host.port), target, token, String(rate), ...(digest ? ["digest"] : [])],
+			{
+				stdout: "pipe",
+				stderr: "inherit",
+			},
 		);
-		await Bun.sleep(500);
-		await revoke("digestwait");
-		const answer = await pending;
-		expect(performance.now() - started).toBeLessThan(30_000);
-		expect(answer.status === 0 || answer.status >= 400).toBe(true);
-		await waitFor("the wait's audit record", () => reads("digestwait").some(r => r.isError));
-		const errors = reads("digestwait")
-			.filter(r => r.isError)
-			.map(r => r.error);
-		expect(errors).toContain("its token was revoked or rotated while the file was hashed");
-	}, 90_000);
+		const state = { rcvbuf: 0, got: 0, end: undefined as string | undefined, endedAt: 0 };
+		void (async () => {
+			let rest = "";
+			for await (const chunk of proc.stdout) {
+				rest += Buffer.from(chunk).toString();
+				const lines = rest.split("\n");
+				rest = lines.pop() ?? "";
+				for (const line of lines) {
+					const m = JSON.parse(line) as { rcvbuf?: number; got?: number; end?: string };
+					if (m.rcvbuf !== undefined) state.rcvbuf = m.rcvbuf;
+					if (m.got !== undefined) state.got = m.got;
+					if (m.end !== undefined) {
+						state.end = m.end;
+						state.endedAt = performance.now();
+					}
+				}
+			}
+		})();
+		return { state, proc };
+	}
+
+	for (const digest of [false, true]) {
+		test(`issue 38.3: a slow download${digest ? " with Want-Repr-Digest" : ""} of a revoked token is reset: < 256 KiB after the revoke, one audit record`, async () => {
+			const name = digest ? "slowdigest" : "slowread";
+			const secret = await addToken(name);
+			const file = bigFile(`big-48-${name}.bin`);
+			// 256 KiB/s: without the reset the kernel's queued send buffer (MBs) drains to this reader for seconds.
+			const { state, proc } = slowReader(file, secret, 256 * 1024, digest);
+			try {
+				await waitFor("the first bytes", () => state.got > 512 * 1024, { timeoutMs: 20_000 });
+				// The receive side is small, so what arrives after the revoke is what the host still sends.
+				expect(state.rcvbuf).toBeLessThanOrEqual(64 * 1024);
+				const atRevoke = state.got;
+				const revokedAt = performance.now();
+				await revoke(name);
+				await waitFor("the reader's end", () => state.end !== undefined, { timeoutMs: 30_000 });
+				const after = state.got - atRevoke;
+				expect({ end: state.end, afterUnder256KiB: after < 256 * 1024 }).toEqual({
+					end: "reset",
+					afterUnder256KiB: true,
+				});
+				expect(state.endedAt - revokedAt).toBeLessThan(5_000);
+				// Second channel: the audit holds one record for this download (issue 38.3), written when it began.
+				await Bun.sleep(1000);
+				const recs = readsOf(file);
+				expect(recs).toHaveLength(1);
+				expect(recs[0]).toMatchObject({ isError: false });
+				expect(host.stderr).toContain(`its token was revoked or rotated: a download of ${file} was reset`);
+			} finally {
+				proc.kill();
+			}
+		}, 90_000);
+	}
+
+	test("issue 38.3: one audit record per download whatever ends it (normal, client leaves, revoke, digest wait)", async () => {
+		/** A sparse 8 GiB file: hashing it takes seconds, so the wait is there to be ended. */
+		const sparse = (name: string) => {
+			const file = join(host.home, name);
+			const fd = openSync(file, "w");
+			writeSync(fd, "x", 8 * 1024 * 1024 * 1024 - 1);
+			closeSync(fd);
+			return file;
+		};
+		const get = (file: string, token: string, digest: boolean, signal: AbortSignal) =>
+			fetch(url(file), {
+				headers: { authorization: `Bearer ${token}`, ...(digest ? { "want-repr-digest": "sha-256=1" } : {}) },
+				signal,
+			}).then(
+				async r => void (await r.arrayBuffer()),
+				() => {},
+			);
+		const causes: Array<{ cause: string; run(): Promise<{ file: string; error: string | undefined }> }> = [
+			{
+				cause: "normal end, digest wait ended by the hash",
+				run: async () => {
+					const file = join(host.home, "one-normal-digest.bin");
+					writeFileSync(file, "d".repeat(70_000));
+					await get(file, host.token, true, BOUND(15_000));
+					return { file, error: undefined };
+				},
+			},
+			{
+				cause: "normal end",
+				run: async () => {
+					const file = join(host.home, "one-normal.bin");
+					writeFileSync(file, "n".repeat(70_000));
+					await get(file, host.token, false, BOUND(15_000));
+					return { file, error: undefined };
+				},
+			},
+			{
+				cause: "client leaves during the digest wait",
+				run: async () => {
+					const file = sparse("one-leave-digest.bin");
+					const ac = new AbortController();
+					const pending = get(file, host.token, true, ac.signal);
+					await Bun.sleep(500);
+					ac.abort();
+					await pending;
+					return { file, error: "client disconnected while the file was hashed" };
+				},
+			},
+			{
+				cause: "revoke during the digest wait",
+				run: async () => {
+					const secret = await addToken("onerevoke");
+					const file = sparse("one-revoke-digest.bin");
+					const pending = get(file, secret, true, BOUND(60_000));
+					await Bun.sleep(500);
+					await revoke("onerevoke");
+					await pending;
+					return { file, error: "its token was revoked or rotated while the file was hashed" };
+				},
+			},
+			{
+				cause: "client leaves mid-stream",
+				run: async () => {
+					const file = bigFile("one-leave-stream.bin");
+					const { state, proc } = slowReader(file, host.token, 256 * 1024);
+					await waitFor("the first bytes", () => state.got > 256 * 1024, { timeoutMs: 20_000 });
+					proc.kill();
+					await proc.exited;
+					return { file, error: undefined };
+				},
+			},
+		];
+		for (const { cause, run } of causes) {
+			const { file, error } = await run();
+			// A second record would come after the first: give it time, then count by the file's path.
+			await waitFor(`${cause}: its record`, () => readsOf(file).length > 0, { timeoutMs: 30_000 });
+			await Bun.sleep(1500);
+			const recs = readsOf(file);
+			expect({ cause, records: recs.length }).toEqual({ cause, records: 1 });
+			expect({ cause, error: recs[0]?.error }).toEqual({ cause, error });
+		}
+	}, 120_000);
 
 	test("finding 9: an upload's digest stops when its client leaves: the audit says so, the host's CPU goes quiet (/proc)", async () => {
 		// A host just started is still busy for a while: wait until it is quiet (0.1 s of CPU over 1 s).

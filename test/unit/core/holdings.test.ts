@@ -160,7 +160,8 @@ describe("TokenHoldings, generated (issue 38 item 9)", () => {
 						} else if (o.op === "take") {
 							const kind = SLOT_KINDS[o.kind] as SlotKind;
 							const token = `t${o.token % Math.max(1, live)}`;
-							const total = b[kind];
+							// Kind 6 (prompts) is null here: its per-token form has its own test below.
+							const total = b[kind] as number | null;
 							const mine = held.filter(h => h.slot.kind === kind && h.token === token && !h.slot.ended.aborted).length;
 							const used = held.filter(h => h.slot.kind === kind).length;
 							const h: Held = { slot: undefined as unknown as Slot, token, endedCalls: 0 };
@@ -191,5 +192,32 @@ describe("TokenHoldings, generated (issue 38 item 9)", () => {
 			),
 			{ numRuns: 300 },
 		);
+	});
+});
+
+describe("TokenHoldings, a kind bounded per token and in all (issue 38.8: approval prompts)", () => {
+	test("`each` per token, `total` in all, a revoked token's slots ended and freed on release", () => {
+		const reg = new TokenHoldings({ ...NO_SLOTS, prompts: { each: 2, total: 3 } }, () => 5);
+		const ended: string[] = [];
+		const a1 = reg.take("prompts", { tokenName: "a" }, r => ended.push(`a1 ${r}`));
+		const a2 = reg.take("prompts", { tokenName: "a" });
+		expect([a1.ok, a2.ok]).toEqual([true, true]);
+		expect(reg.take("prompts", { tokenName: "a" })).toMatchObject({ ok: false, limit: { scope: "token", held: 2 } });
+		expect(reg.take("prompts", { tokenName: "b" }).ok).toBe(true);
+		expect(reg.take("prompts", { tokenName: "c" })).toMatchObject({ ok: false, limit: { scope: "all", held: 3 } });
+		expect(reg.endToken("a", "revoked")).toBe(2);
+		expect(ended).toEqual(["a1 revoked"]);
+		// Ended slots count in all until released, so a burst cannot pass the total meanwhile.
+		expect(reg.take("prompts", { tokenName: "c" }).ok).toBe(false);
+		if (a1.ok) a1.slot.release();
+		expect(reg.take("prompts", { tokenName: "c" }).ok).toBe(true);
+		const gone = new AbortController();
+		gone.abort();
+		expect(reg.take("prompts", { tokenName: "d", ended: gone.signal })).toMatchObject({ ok: false, revoked: true });
+	});
+
+	test("a server without the host's bound holds no prompts: fail closed", () => {
+		const reg = new TokenHoldings(NO_SLOTS, () => 1);
+		expect(reg.take("prompts", { tokenName: "a" }).ok).toBe(false);
 	});
 });

@@ -1352,7 +1352,10 @@ describe("BridgeServer named tokens", () => {
 	});
 
 	test("issue 38: revoke and rotate reach every kind through the server's one registry, prompts included; other tokens keep theirs", () => {
-		const h = named();
+		// The host's prompt queue declares its bound (extensions/a2a-bridge.ts); without it prompts are refused.
+		const h = makeServer({
+			opts: { tokens: [{ name: "ci", token: CI }], bounds: { prompts: { each: 3, total: 256 } } },
+		});
 		h.server.setToken("bot", OTHER_TOKEN);
 		const ended: string[] = [];
 		const hold = (tokenName: string, kind: "prompts" | "digests") => {
@@ -1493,6 +1496,7 @@ describe("BridgeServer connection handle", () => {
 				return () => log.push("release");
 			},
 			closeSoon: () => log.push("closeSoon"),
+			cut: () => log.push("cut") < 0,
 			sent: () => null,
 		};
 		return { conn, log };

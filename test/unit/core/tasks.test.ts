@@ -241,6 +241,7 @@ describe("task-answer: a declaring call and its window", () => {
 				};
 			},
 			closeSoon: () => {},
+			cut: () => false,
 			sent: () => null,
 		};
 		const call: InFlightCall = {
@@ -376,6 +377,7 @@ describe("task-answer: a declaring call and its window", () => {
 					call,
 					args: {},
 					caller: { sid: null, tokenName: "owner", client: null },
+					take: () => ({ ok: false, why: "no registry in this test" }),
 					closed: closed.signal,
 					leave: () => {},
 				},

@@ -53,6 +53,7 @@ const req = (signal: AbortSignal, onBackgrounded?: () => void) => ({
 	args: { command: "sleep 99" },
 	signal,
 	caller: { sid: "s1", tokenName: "owner", client: null },
+	take: () => ({ ok: false as const, why: "no registry in this test" }),
 	...(onBackgrounded ? { onBackgrounded } : {}),
 });
 

@@ -88,6 +88,7 @@ const callReq = (name: string, args: Record<string, unknown> = {}): ToolCallRequ
 	args,
 	signal: new AbortController().signal,
 	caller: { sid: "sid-1", tokenName: "owner", client: null },
+	take: () => ({ ok: false, why: "no registry in this test" }),
 });
 
 describe("annotationsFor", () => {

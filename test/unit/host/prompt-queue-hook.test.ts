@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { processPromptQueue } from "../../../src/host/prompt-queue.ts";
 import { lendCallSignal, type PromptUi, withCallSignal } from "../../../src/host/prompt-signal.ts";
+import { promptSlots } from "../../helpers/prompt-slots.ts";
 
 /** A host UI whose dialogs stay open until the test answers them. */
 function heldUi() {
@@ -19,22 +20,18 @@ function heldUi() {
 }
 const flush = () => Bun.sleep(1);
 
+const { owner } = promptSlots();
+
 describe("the select wrapper takes turns in the process's prompt queue (issue 38 item 7)", () => {
 	test("a second remote call's dialog opens only when the first closes; deny-queue answers Deny to approvals", async () => {
 		const { ui, open } = heldUi();
-		const first = withCallSignal(
-			new AbortController().signal,
-			() => ui.select("t1", ["Approve", "Deny"]),
-			undefined,
-			"ci",
-		);
+		const first = withCallSignal(new AbortController().signal, () => ui.select("t1", ["Approve", "Deny"]), owner("ci"));
 		const second = withCallSignal(
 			new AbortController().signal,
 			() => ui.select("t2", ["Approve", "Deny"]),
-			undefined,
-			"ci",
+			owner("ci"),
 		);
-		const other = withCallSignal(new AbortController().signal, () => ui.select("pick", ["x", "y"]), undefined, "ci");
+		const other = withCallSignal(new AbortController().signal, () => ui.select("pick", ["x", "y"]), owner("ci"));
 		await flush();
 		expect(open.map(o => o.title)).toEqual(["t1"]);
 		expect(processPromptQueue().denyToken("ci")).toBe(3);
@@ -48,10 +45,12 @@ describe("the select wrapper takes turns in the process's prompt queue (issue 38
 	test("over the bound the call's select throws the queue's refusal, which the host passes through", async () => {
 		const { ui, open } = heldUi();
 		const q = processPromptQueue();
-		q.configure({ perToken: 1, maxWaitMs: 60_000 });
+		// The bound is the registry's (core/holdings.ts): 1 waiting per token here.
+		const { owner } = promptSlots(1);
+		q.configure(60_000);
 		try {
 			const ask = () =>
-				withCallSignal(new AbortController().signal, () => ui.select("t", ["Approve", "Deny"]), undefined, "x");
+				withCallSignal(new AbortController().signal, () => ui.select("t", ["Approve", "Deny"]), owner("x"));
 			const shown = ask();
 			const waiting = ask();
 			const refused = ask() as Promise<unknown>;
@@ -63,7 +62,7 @@ describe("the select wrapper takes turns in the process's prompt queue (issue 38
 			open[1]?.answer("Deny");
 			expect(await waiting).toBe("Deny");
 		} finally {
-			q.configure({ perToken: 3, maxWaitMs: 600_000 });
+			q.configure(600_000);
 		}
 	});
 
@@ -72,8 +71,7 @@ describe("the select wrapper takes turns in the process's prompt queue (issue 38
 		const inCall = withCallSignal(
 			new AbortController().signal,
 			() => ui.select("remote", ["Approve", "Deny"]),
-			undefined,
-			"q",
+			owner("q"),
 		);
 		const local = ui.select("local", ["Approve", "Deny"]);
 		await flush();

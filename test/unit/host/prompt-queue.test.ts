@@ -13,6 +13,7 @@ import {
 	queueBoundsFromEnv,
 } from "../../../src/host/prompt-queue.ts";
 import { manualClock } from "../../helpers/clock.ts";
+import { promptSlots } from "../../helpers/prompt-slots.ts";
 
 /** A host UI that records each dialog it opens and answers when the test says so. */
 function fakeHost() {
@@ -46,11 +47,15 @@ const flush = async () => {
 	await Bun.sleep(0);
 };
 
+/** Prompts waiting in `q`, all tokens together. */
+const waitingIn = (q: PromptQueue): number => q.snapshot().waiting.reduce((n, [, k]) => n + k, 0);
+
 type Settled = { label: string; how: "answer" | "denied" | "refused" | "failed"; value: unknown };
 
-function asker(q: PromptQueue, host: ReturnType<typeof fakeHost>, settled: Settled[]) {
+/** Asks through `q`, each prompt waiting in a slot of a real registry bounding `perToken` (core/holdings.ts). */
+function asker(q: PromptQueue, host: ReturnType<typeof fakeHost>, settled: Settled[], slots = promptSlots(8)) {
 	return (token: string, label: string, signal = new AbortController().signal) =>
-		q.run(token, signal, host.opener(label)).then(
+		q.run(token, signal, host.opener(label), slots.owner(token).take).then(
 			v => settled.push({ label, how: v === DENIED ? "denied" : "answer", value: v }),
 			e => settled.push({ label, how: e instanceof QueueRefusal ? "refused" : "failed", value: (e as Error).message }),
 		);
@@ -60,7 +65,7 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 	test("token B's prompt is shown before token A's 2nd, and three tokens alternate", async () => {
 		const host = fakeHost();
 		const settled: Settled[] = [];
-		const ask = asker(new PromptQueue({ perToken: 8, maxWaitMs: 60_000 }, manualClock()), host, settled);
+		const ask = asker(new PromptQueue(60_000, manualClock()), host, settled, promptSlots(8));
 		for (let i = 1; i <= 5; i++) ask("a", `a${i}`);
 		await flush();
 		ask("b", "b1");
@@ -77,8 +82,9 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 	test("over the bound: the 4th waiting prompt of a token is refused at once, clearly, and never shown", async () => {
 		const host = fakeHost();
 		const settled: Settled[] = [];
-		const q = new PromptQueue({ perToken: 3, maxWaitMs: 60_000 }, manualClock());
-		const ask = asker(q, host, settled);
+		const slots = promptSlots(3);
+		const q = new PromptQueue(60_000, manualClock());
+		const ask = asker(q, host, settled, slots);
 		for (let i = 1; i <= 5; i++) ask("a", `a${i}`);
 		ask("b", "b1");
 		await flush();
@@ -92,8 +98,9 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 	test("deny-queue: the token's shown and waiting prompts answer DENIED, the dialog closes, others untouched", async () => {
 		const host = fakeHost();
 		const settled: Settled[] = [];
-		const q = new PromptQueue({ perToken: 3, maxWaitMs: 60_000 }, manualClock());
-		const ask = asker(q, host, settled);
+		const slots = promptSlots(3);
+		const q = new PromptQueue(60_000, manualClock());
+		const ask = asker(q, host, settled, slots);
 		for (let i = 1; i <= 4; i++) ask("a", `a${i}`);
 		ask("b", "b1");
 		await flush();
@@ -114,22 +121,49 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 		expect(q.snapshot()).toEqual({ shown: undefined, waiting: [] });
 	});
 
-	test("endToken (revocation): waiting prompts refused as revoked, the shown one closed", async () => {
+	test("issue 38.8: the registry bounds waiting prompts: its refusal is the queue's text, and a freed slot is taken again", async () => {
 		const host = fakeHost();
 		const settled: Settled[] = [];
-		const q = new PromptQueue({ perToken: 3, maxWaitMs: 60_000 }, manualClock());
-		const ask = asker(q, host, settled);
+		const slots = promptSlots(2);
+		const q = new PromptQueue(60_000, manualClock());
+		const ask = asker(q, host, settled, slots);
+		for (let i = 1; i <= 4; i++) ask("a", `a${i}`);
+		await flush();
+		// a1 on screen holds no slot; a2, a3 hold the token's 2; a4 is refused by the registry.
+		expect(settled.map(s => [s.label, s.how])).toEqual([["a4", "refused"]]);
+		expect(String(settled[0]?.value)).toContain("approval queue full: token 'a' already has 2 prompts waiting");
+		// Second channel: the registry itself refuses a third prompts slot of 'a' and gives one to 'b'.
+		const third = slots.reg.take("prompts", { tokenName: "a" });
+		expect(third).toMatchObject({ ok: false, limit: { scope: "token", held: 2 } });
+		expect(slots.reg.take("prompts", { tokenName: "b" }).ok).toBe(true);
+		await host.answer();
+		ask("a", "a5");
+		await flush();
+		expect(settled.map(s => s.label)).toEqual(["a4", "a1"]);
+		expect(q.snapshot().waiting).toEqual([["a", 2]]);
+	});
+
+	test("issue 38.8: revocation ends waiting prompts through the registry's endToken (refused as revoked, never shown)", async () => {
+		const host = fakeHost();
+		const settled: Settled[] = [];
+		const slots = promptSlots(3);
+		const q = new PromptQueue(60_000, manualClock());
+		const ask = asker(q, host, settled, slots);
 		ask("a", "a1");
 		ask("a", "a2");
+		ask("a", "a3");
 		ask("b", "b1");
 		await flush();
-		expect(q.endToken("a")).toBe(2);
+		// a1 is on screen (its call's own slot closes it); a2 and a3 wait in prompts slots.
+		expect(slots.reg.endToken("a", "its token was revoked or rotated")).toBe(2);
 		await flush();
 		expect(settled.map(s => [s.label, s.how])).toEqual([
 			["a2", "refused"],
-			["a1", "refused"],
+			["a3", "refused"],
 		]);
 		expect(String(settled[0]?.value)).toContain("token 'a' was revoked");
+		expect(q.snapshot().waiting).toEqual([["b", 1]]);
+		await host.answer();
 		expect(host.shown).toEqual(["a1", "b1"]);
 	});
 
@@ -137,8 +171,9 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 		const host = fakeHost();
 		const settled: Settled[] = [];
 		const clock = manualClock();
-		const q = new PromptQueue({ perToken: 3, maxWaitMs: 60_000 }, clock);
-		const ask = asker(q, host, settled);
+		const slots = promptSlots(3);
+		const q = new PromptQueue(60_000, clock);
+		const ask = asker(q, host, settled, slots);
 		const cancel = new AbortController();
 		ask("a", "a1");
 		ask("b", "b1", cancel.signal);
@@ -159,36 +194,45 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 		await host.answer();
 		expect(host.shown).toEqual(["a1"]);
 		expect(clock.pending()).toBe(0);
-		expect(q.waitingCount()).toBe(0);
+		expect(waitingIn(q)).toBe(0);
 	});
 
 	test("an already cancelled call never waits; a dialog that throws fails only its own call", async () => {
-		const q = new PromptQueue({ perToken: 3, maxWaitMs: 60_000 }, manualClock());
+		const q = new PromptQueue(60_000, manualClock());
+		const { take } = promptSlots(3).owner("a");
 		const ac = new AbortController();
 		ac.abort();
-		await expect(q.run("a", ac.signal, () => "x")).rejects.toThrow(/cancelled/);
+		await expect(q.run("a", ac.signal, () => "x", take)).rejects.toThrow(/cancelled/);
 		await expect(
-			q.run("a", new AbortController().signal, () => {
-				throw new Error("ui gone");
-			}),
+			q.run(
+				"a",
+				new AbortController().signal,
+				() => {
+					throw new Error("ui gone");
+				},
+				take,
+			),
 		).rejects.toThrow("ui gone");
-		await expect(q.run("a", new AbortController().signal, () => "Deny")).resolves.toBe("Deny");
+		await expect(q.run("a", new AbortController().signal, () => "Deny", take)).resolves.toBe("Deny");
 	});
 
 	test("all tokens together are bounded too", async () => {
 		const host = fakeHost();
-		const q = new PromptQueue({ perToken: 256, maxWaitMs: 60_000 }, manualClock());
+		const q = new PromptQueue(60_000, manualClock());
+		const slots = promptSlots(256);
 		const errors: unknown[] = [];
-		q.run("x", new AbortController().signal, host.opener("shown")).catch(() => {});
+		q.run("x", new AbortController().signal, host.opener("shown"), slots.owner("x").take).catch(() => {});
 		for (let i = 0; i <= MAX_WAITING; i++)
-			q.run(`t${i % 8}`, new AbortController().signal, host.opener(`${i}`)).catch(e => errors.push(e));
+			q.run(`t${i % 8}`, new AbortController().signal, host.opener(`${i}`), slots.owner(`t${i % 8}`).take).catch(e =>
+				errors.push(e),
+			);
 		await flush();
-		expect(q.waitingCount()).toBe(MAX_WAITING);
+		expect(waitingIn(q)).toBe(MAX_WAITING);
 		expect(errors).toHaveLength(1);
 		expect(String(errors[0])).toContain(`${MAX_WAITING} prompts wait`);
 		q.denyToken("x");
 		for (let i = 0; i < 8; i++) q.denyToken(`t${i}`);
-		expect(q.waitingCount()).toBe(0);
+		expect(waitingIn(q)).toBe(0);
 	});
 });
 
@@ -218,7 +262,9 @@ describe("prompt queue: generated interleavings (fast-check)", () => {
 			fc.asyncProperty(fc.array(opArb, { maxLength: 60 }), fc.integer({ min: 1, max: 4 }), async (ops, perToken) => {
 				const host = fakeHost();
 				const clock = manualClock();
-				const q = new PromptQueue({ perToken, maxWaitMs: 60_000 }, clock);
+				const q = new PromptQueue(60_000, clock);
+				// As the server wires it: each call holds a calls slot (its end aborts the call) and its waiting prompt a prompts slot.
+				const slots = promptSlots(perToken);
 				const calls: Array<{ token: string; ac: AbortController; done: boolean }> = [];
 				/** The tokens each waiting token saw served since it began waiting: round-robin serves none twice. */
 				const passed = new Map<string, Set<string>>();
@@ -238,20 +284,27 @@ describe("prompt queue: generated interleavings (fast-check)", () => {
 						const token = `t${op.token}`;
 						const call = { token, ac: new AbortController(), done: false };
 						calls.push(call);
+						const held = slots.reg.take("calls", { tokenName: token }, () => call.ac.abort());
 						const label = `${token}#${seq++}`;
-						q.run(token, call.ac.signal, s => {
-							onShown(token);
-							return host.opener(label)(s);
-						})
+						q.run(
+							token,
+							call.ac.signal,
+							s => {
+								onShown(token);
+								return host.opener(label)(s);
+							},
+							slots.owner(token).take,
+						)
 							.catch(() => {})
 							.finally(() => {
 								call.done = true;
+								if (held.ok) held.slot.release();
 							});
 					}
 					if (op.kind === "answer") await host.answer();
 					else if (op.kind === "cancel") calls.filter(c => !c.done)[op.pick % Math.max(1, calls.length)]?.ac.abort();
 					else if (op.kind === "deny") q.denyToken(`t${op.token}`);
-					else if (op.kind === "end") q.endToken(`t${op.token}`);
+					else if (op.kind === "end") slots.reg.endToken(`t${op.token}`, "revoked");
 					else if (op.kind === "tick") clock.advance(op.ms);
 					await flush();
 					expect(host.open.length).toBeLessThanOrEqual(1);
@@ -261,10 +314,13 @@ describe("prompt queue: generated interleavings (fast-check)", () => {
 					for (const [, n] of q.snapshot().waiting) expect(n).toBeLessThanOrEqual(perToken);
 				}
 				// Drain: every call settles, and the queue holds nothing, no timer, no listener-held prompt.
-				for (let i = 0; i < 200 && (host.open.length > 0 || q.waitingCount() > 0); i++) await host.answer();
+				for (let i = 0; i < 200 && (host.open.length > 0 || waitingIn(q) > 0); i++) await host.answer();
 				expect(calls.every(c => c.done)).toBe(true);
 				expect(q.snapshot()).toEqual({ shown: undefined, waiting: [] });
 				expect(clock.pending()).toBe(0);
+				// Every prompts slot went back to the registry: each token can take its whole bound again.
+				for (let t = 0; t < 4; t++)
+					for (let i = 0; i < perToken; i++) expect(slots.reg.take("prompts", { tokenName: `x${t}` }).ok).toBe(true);
 			}),
 			{ numRuns: 150 },
 		);

@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { lendCallSignal, type PromptUi, withCallSignal } from "../../../src/host/prompt-signal.ts";
+import { promptSlots } from "../../helpers/prompt-slots.ts";
+
+const { owner } = promptSlots();
 
 function fakeUi(): PromptUi & { seen: Array<AbortSignal | undefined> } {
 	const seen: Array<AbortSignal | undefined> = [];
@@ -17,10 +20,14 @@ describe("lendCallSignal", () => {
 		const ui = fakeUi();
 		lendCallSignal(ui);
 		const ac = new AbortController();
-		await withCallSignal(ac.signal, async () => {
-			await Bun.sleep(1);
-			await ui.select("Allow tool: bash", ["Approve", "Deny"]);
-		});
+		await withCallSignal(
+			ac.signal,
+			async () => {
+				await Bun.sleep(1);
+				await ui.select("Allow tool: bash", ["Approve", "Deny"]);
+			},
+			owner(),
+		);
 		expect(ui.seen).toEqual([ac.signal]);
 	});
 	test("a select outside any call is left alone", async () => {
@@ -33,7 +40,7 @@ describe("lendCallSignal", () => {
 		const ui = fakeUi();
 		lendCallSignal(ui);
 		const own = new AbortController().signal;
-		await withCallSignal(new AbortController().signal, () => ui.select("t", [], { signal: own }));
+		await withCallSignal(new AbortController().signal, () => ui.select("t", [], { signal: own }), owner());
 		expect(ui.seen).toEqual([own]);
 	});
 	test("wrapping twice wraps once; concurrent calls each see their own signal", async () => {
@@ -43,11 +50,15 @@ describe("lendCallSignal", () => {
 		const a = new AbortController();
 		const b = new AbortController();
 		await Promise.all([
-			withCallSignal(a.signal, async () => {
-				await Bun.sleep(5);
-				await ui.select("a", []);
-			}),
-			withCallSignal(b.signal, () => ui.select("b", [])),
+			withCallSignal(
+				a.signal,
+				async () => {
+					await Bun.sleep(5);
+					await ui.select("a", []);
+				},
+				owner(),
+			),
+			withCallSignal(b.signal, () => ui.select("b", []), owner()),
 		]);
 		expect(ui.seen).toEqual([b.signal, a.signal]);
 	});
@@ -71,9 +82,10 @@ describe("the remote call's dialogs are titled by the call (contract §19)", () 
 		await withCallSignal(
 			new AbortController().signal,
 			() => ui.select("Allow tool: bash\nCommand: make", ["Approve", "Deny"]),
+			owner(),
 			retitle,
 		);
-		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: read", []));
+		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: read", []), owner());
 		await ui.select("Allow tool: write", []);
 		expect(ui.seen).toEqual(["Approve/Deny: 30", "Allow tool: read", "Allow tool: write"]);
 	});
@@ -83,7 +95,12 @@ describe("the remote call's dialogs are titled by the call (contract §19)", () 
 		const boom = () => {
 			throw new Error("x");
 		};
-		await withCallSignal(new AbortController().signal, () => ui.select("Allow tool: bash\nCommand: a\nb", []), boom);
+		await withCallSignal(
+			new AbortController().signal,
+			() => ui.select("Allow tool: bash\nCommand: a\nb", []),
+			owner(),
+			boom,
+		);
 		expect(ui.seen).toEqual(["Allow tool: bash\\nCommand: a\\nb"]);
 	});
 });
