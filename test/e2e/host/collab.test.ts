@@ -144,6 +144,25 @@ afterAll(async () => {
 });
 
 describe("approvals through omp's Collab (issue 40)", () => {
+	test("the sharing TUI's start notice and /a2a say who answers a prompt: this terminal and control-link holders, never the caller", async () => {
+		const h = host as Screen;
+		const WHO =
+			"who answers a prompt: the host's own terminal (the TUI's dialog, or `npm run host`) and, while the TUI shares its session with omp's Collab, every holder of the control link; not a view link, and never the MCP caller: nothing it sends reaches the dialog";
+		// The TUI wraps a notice at word breaks; read it with its rows joined.
+		const seen = () =>
+			h
+				.history()
+				.replace(/[│\s]+/g, " ")
+				.split(WHO).length - 1;
+		const before = await waitFor("the start notice's answerer line", () => seen() >= 1 && seen(), {
+			seen: () => h.visible().join("\n"),
+		});
+		h.type("/a2a");
+		await Bun.sleep(300);
+		h.type("\r");
+		await waitFor("/a2a's answerer line", () => seen() > before, { seen: () => h.visible().join("\n") });
+	}, 60_000);
+
 	test("a prompt raised before any guest is re-posed to the writer who joins: list says input required; the guest's Approve runs it", async () => {
 		const h = host as Screen;
 		const marker = `join-${crypto.randomUUID().slice(0, 8)}`;
