@@ -31,7 +31,14 @@ let guest: Screen | undefined;
 let control = "";
 let view = "";
 
-const env = (home: string) => ({ PATH: process.env.PATH ?? "", HOME: home, LANG: "C.UTF-8", TERM: "xterm-256color" });
+/** The tmux server lives in the test's own directory (TMUX_TMPDIR), never a shared /tmp socket. */
+const env = (home: string) => ({
+	PATH: process.env.PATH ?? "",
+	HOME: home,
+	LANG: "C.UTF-8",
+	TERM: "xterm-256color",
+	TMUX_TMPDIR: dir,
+});
 
 function post(body: unknown, extra: Record<string, string> = {}): Promise<Response> {
 	const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...extra };
@@ -44,12 +51,12 @@ const call = (command: string) =>
 		{ "mcp-session-id": sid },
 	).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
 
-/** `omp <args>` in the host's HOME (the Collab registry is per user), its stdout as JSON. */
-async function omp<T>(args: string[]): Promise<T> {
+/** `omp <args>` in the host's HOME (the Collab registry is per user), its stdout as JSON unless `text`. */
+async function omp<T>(args: string[], as: "json" | "text" = "json"): Promise<T> {
 	const p = Bun.spawn([BUN, "--no-install", OMP, ...args], { cwd, env: env(hostHome), stdout: "pipe" });
 	const out = await new Response(p.stdout).text();
 	if ((await p.exited) !== 0) throw new Error(`omp ${args.join(" ")} exited ${p.exitCode}: ${out}`);
-	return JSON.parse(out) as T;
+	return (as === "json" ? JSON.parse(out) : out) as T;
 }
 
 interface Listed {
@@ -60,14 +67,22 @@ interface Listed {
 }
 const listed = async () => (await omp<{ hosts: Listed[] }>(["collab", "list", "--json"])).hosts;
 
-/** A throwaway omp HOME: placeholder model, no setup wizard, Collab through the loopback relay. */
-function ompHome(home: string, name: string, relayUrl: string): string {
+/** A throwaway omp HOME: placeholder model, no setup wizard. */
+function ompHome(home: string, collab = ""): string {
 	const agent = join(home, ".omp", "agent");
 	mkdirSync(agent, { recursive: true });
 	writeFileSync(join(agent, "models.yml"), PLACEHOLDER_MODELS);
-	const collab = `collab:\n  relayUrl: ${relayUrl}\n  autoStart: control\n  displayName: ${name}\n`;
 	writeFileSync(join(agent, "config.yml"), `setupVersion: 2\nstartup:\n  setupWizard: false\n${collab}`);
 	return agent;
+}
+
+/** The tmux pane's text, its history included, wrapped rows joined (tmux redraws; the emulator keeps no history). */
+async function pane(): Promise<string> {
+	const p = Bun.spawn(["tmux", "capture-pane", "-p", "-J", "-S", "-", "-t", "lab"], {
+		env: env(hostHome),
+		stdout: "pipe",
+	});
+	return new Response(p.stdout).text();
 }
 
 /** The dialog of the call holding `marker` on `screen`. */
@@ -104,17 +119,21 @@ beforeAll(async () => {
 	dir = mkdtempSync(join(tmpdir(), "a2a-collab-"));
 	hostHome = join(dir, "lab");
 	cwd = join(hostHome, "work");
-	const agent = ompHome(hostHome, "lab-box", relay.url);
-	ompHome(join(dir, "laptop"), "laptop", relay.url);
+	const agent = ompHome(hostHome);
 	mkdirSync(cwd);
+	ompHome(join(dir, "laptop"), `collab:\n  displayName: laptop\n`);
+	// The guide's setting, then the loopback relay in place of the hosted one.
+	await omp(["config", "set", "collab.autoStart", "control"], "text");
+	await omp(["config", "set", "collab.relayUrl", relay.url], "text");
 	const port = await freePort();
 	url = `http://127.0.0.1:${port}/`;
 	writeFileSync(join(agent, "a2a-bridge.json"), JSON.stringify({ host: "127.0.0.1", port, token: TOKEN }), {
 		mode: 0o600,
 	});
 	const entry = join(ROOT, "extensions", "a2a-bridge.ts");
+	// The guide's `tmux new -s lab omp`, with the pinned omp and the bridge from this checkout.
 	const cmd = [BUN, "--no-install", OMP, "--no-session", "--approval-mode", "always-ask", "-e", entry];
-	host = Screen.start(cmd, { cwd, env: env(hostHome), cols: 80, rows: 24 });
+	host = Screen.start(["tmux", "new", "-s", "lab", ...cmd], { cwd, env: env(hostHome), cols: 80, rows: 24 });
 	const h = host;
 	sid = await waitFor(
 		"the TUI host's bridge",
@@ -139,28 +158,31 @@ beforeAll(async () => {
 afterAll(async () => {
 	await guest?.stop();
 	await host?.stop();
+	// Ends this test's own tmux server (its socket in TMUX_TMPDIR), and omp with it.
+	if (dir) Bun.spawnSync(["tmux", "kill-server"], { env: env(hostHome) });
 	relay?.stop();
 	if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("approvals through omp's Collab (issue 40)", () => {
-	test("the sharing TUI's start notice and /a2a say who answers a prompt: this terminal and control-link holders, never the caller", async () => {
+	test("/a2a in the sharing TUI says who answers a prompt: this terminal and control-link holders, never the caller", async () => {
 		const h = host as Screen;
 		const WHO =
 			"who answers a prompt: the host's own terminal (the TUI's dialog, or `npm run host`) and, while the TUI shares its session with omp's Collab, every holder of the control link; not a view link, and never the MCP caller: nothing it sends reaches the dialog";
-		// The TUI wraps a notice at word breaks; read it with its rows joined.
-		const seen = () =>
-			h
-				.history()
-				.replace(/[│\s]+/g, " ")
-				.split(WHO).length - 1;
-		const before = await waitFor("the start notice's answerer line", () => seen() >= 1 && seen(), {
-			seen: () => h.visible().join("\n"),
-		});
 		h.type("/a2a");
 		await Bun.sleep(300);
 		h.type("\r");
-		await waitFor("/a2a's answerer line", () => seen() > before, { seen: () => h.visible().join("\n") });
+		// The TUI wraps a notice at word breaks; read /a2a's answer (after its first line) with its rows joined.
+		const status = async () => {
+			const text = (await pane()).replace(/[│\s]+/g, " ");
+			const at = text.lastIndexOf("A2A bridge: http://");
+			return at >= 0 && text.slice(at);
+		};
+		const answer = await waitFor("/a2a's picture", async () => {
+			const t = await status();
+			return t !== false && t.includes("blob=write") && t;
+		});
+		expect(answer).toContain(WHO);
 	}, 60_000);
 
 	test("a prompt raised before any guest is re-posed to the writer who joins: list says input required; the guest's Approve runs it", async () => {
