@@ -6,7 +6,7 @@
 import { expect } from "bun:test";
 
 /** Rows a 40-column Collab guest's dialog holds (columns − 4), whatever the host's width (src/text/rows.ts ROW_MAX). */
-export const GUEST_ROW = 36;
+const GUEST_ROW = 36;
 
 export interface Dialog {
 	/** The title row, `╭─ Allow tool: … ─╮` (the TUI cuts it to the screen). */

@@ -152,7 +152,7 @@ export class Relay {
 }
 
 /** A Collab link as omp parses it: the room's socket URL, its key and, for a control link, the write token. */
-export function parseLink(link: string): { wsUrl: string; key: Uint8Array; writeToken?: Uint8Array } {
+function parseLink(link: string): { wsUrl: string; key: Uint8Array; writeToken?: Uint8Array } {
 	const inner = link.includes("#") ? link.slice(link.indexOf("#") + 1) : link;
 	const m = /^(ws:\/\/[^/]+)\/r\/([A-Za-z0-9_-]{10,64})\.([A-Za-z0-9_-]+)$/.exec(inner);
 	if (!m) throw new Error(`not a loopback collab link: ${link}`);

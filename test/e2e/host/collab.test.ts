@@ -6,7 +6,7 @@
  * never asked and its answers are refused; nothing the MCP caller sends answers its own prompt; a relay drop
  * leaves the host's own dialog deciding. Second channels: the marker file, the audit log, `omp collab list`.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -162,6 +162,14 @@ afterAll(async () => {
 	if (dir) Bun.spawnSync(["tmux", "kill-server"], { env: env(hostHome) });
 	relay?.stop();
 	if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+// A failed test may leave its prompt open: Esc at the host refuses it, so the next test's prompt gets its turn.
+afterEach(async () => {
+	const h = host as Screen;
+	if (dialog(h.visible()) === null) return;
+	h.type("\x1b");
+	await h.waitFor("no dialog left", r => dialog(r) === null, 10_000).catch(() => {});
 });
 
 describe("approvals through omp's Collab (issue 40)", () => {
