@@ -54,7 +54,8 @@ export function describeAnswerer(mode: ApprovalsMode, timeoutMs: number): string
 		return "prompts: answered Deny at once (--approvals deny): a remote call that prompts is refused";
 	if (mode === "approve")
 		return "prompts: answered Approve at once (--approvals approve): every prompting remote call runs";
-	return `prompts: asked on this terminal (--approvals ask); Deny after ${Math.round(timeoutMs / 1000)} s without an answer`;
+	// omp's Collab lives in its interactive mode; this host runs omp in rpc mode, so no guest is ever asked.
+	return `prompts: asked on this terminal and nowhere else (--approvals ask; omp in rpc mode shares no prompt with Collab, and nothing the MCP caller sends answers one); Deny after ${Math.round(timeoutMs / 1000)} s without an answer`;
 }
 
 /** The prompt on a terminal too narrow for any row (`rowWidth`): fixed text, nothing the caller chose. */

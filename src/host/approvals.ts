@@ -32,6 +32,10 @@ export function effectivePolicies(raw: unknown): Array<[string, ToolPolicy]> {
 const PROMPTS =
 	"a prompt waits for whoever answers the host: a dialog in the TUI; under `npm run host`, its --approvals (deny refuses at once)";
 
+/** Who may answer a prompt (issue 40): omp races the TUI dialog with Collab writers; the bridge adds no answerer. */
+const ANSWERERS =
+	"  who answers a prompt: the host's own terminal (the TUI's dialog, or `npm run host`) and, while the TUI shares its session with omp's Collab, every holder of the control link; not a view link, and never the MCP caller: nothing it sends reaches the dialog";
+
 const MODE_WORDS: Record<ApprovalMode, string> = {
 	yolo: "yolo: remote calls run every tool without a prompt (only tools.approval deny/prompt entries and bash.patterns deny/prompt rules stop one)",
 	write: `write: tools of the host's read and write tiers run; exec-tier tools prompt — ${PROMPTS}`,
@@ -59,14 +63,14 @@ export interface LiveRules {
 }
 
 /**
- * The picture, one line each: mode, the tools and actions that run without a prompt, each per-tool policy,
+ * The picture, one line each: mode, who answers a prompt, the tools and actions that run without a prompt, each per-tool policy,
  * each `bash.patterns` rule, the `/blob` switch.
  */
 export function describeApprovals(mode: unknown, policies: unknown, blob: BlobMode, live: LiveRules = {}): string[] {
 	const m = effectiveMode(mode);
 	const shown =
 		typeof mode === "string" && mode !== m ? ` (configured '${mode}' is not a mode; the host reads it as yolo)` : "";
-	const lines = [`approvals: ${MODE_WORDS[m]}${shown}`];
+	const lines = [`approvals: ${MODE_WORDS[m]}${shown}`, ANSWERERS];
 	if (live.unprompted) {
 		const list = live.unprompted.length > 0 ? live.unprompted.join(", ") : "none";
 		lines.push(

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bodyText, checkRows, type Dialog, dialog } from "../../helpers/dialog.ts";
 import { BUN, freePort, OMP, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
 import { Screen } from "../../helpers/screen.ts";
 
@@ -44,31 +45,6 @@ async function session(name: string): Promise<string> {
 	});
 	await init.text();
 	return init.headers.get("mcp-session-id") ?? "";
-}
-
-/** Rows a 40-column Collab guest's dialog holds (columns − 4), whatever the host's width (src/text/rows.ts ROW_MAX). */
-const GUEST_ROW = 36;
-
-/** The rules of issue 38 on a dialog's body: rows the guest holds; only the prompt's own rows unmarked. */
-function checkRows(body: string[]): void {
-	for (const row of body) expect(Bun.stringWidth(row, { ambiguousIsNarrow: false })).toBeLessThanOrEqual(GUEST_ROW);
-	// A marked row of blanks reads back as the mark alone (the screen's trailing blanks are trimmed).
-	const own = body.filter(r => !(r === "┆" || r.startsWith("┆ ")));
-	expect(own.map(r => r.slice(0, 9))).toEqual(["Command: ", "Remote ca"]);
-	expect(own[0]).toStartWith("Command: ");
-	expect(own[1]).toStartWith("Remote call (A2A)");
-}
-
-/** The dialog on screen: its title row (`╭─ … ─╮`) and the rows inside it up to the options. */
-function dialog(rows: string[]): { title: string; body: string[] } | null {
-	const top = rows.findLastIndex(r => r.startsWith("╭─ Allow tool: "));
-	const options = rows.findIndex((r, i) => i > top && r.includes("❯ Approve"));
-	if (top < 0 || options < 0) return null;
-	const body = rows
-		.slice(top + 1, options)
-		.map(r => r.replace(/^│ ?/, "").replace(/ *│$/, ""))
-		.filter(r => r !== "");
-	return { title: rows[top] ?? "", body };
 }
 
 beforeAll(async () => {
@@ -116,7 +92,7 @@ afterAll(async () => {
 async function answered(
 	command: string,
 	marker: string,
-	check: (d: { title: string; body: string[] }) => void,
+	check: (d: Dialog) => void,
 	pick: "Approve" | "Deny",
 	session = sid,
 ): Promise<{ isError: boolean }> {
@@ -126,9 +102,9 @@ async function answered(
 	try {
 		const rows = await s.waitFor("the approval dialog", r => {
 			const d = dialog(r);
-			return d?.body.join("").replaceAll("┆ ", "").includes(marker) === true;
+			return d !== null && bodyText(d).includes(marker);
 		});
-		check(dialog(rows) as { title: string; body: string[] });
+		check(dialog(rows) as Dialog);
 		keys = pick;
 	} finally {
 		// The cursor starts on Approve; Deny is one row down.

@@ -81,6 +81,20 @@ const RULES: Array<[RegExp, How]> = [
 		/^node -p 'require\(require\("os"\)\.homedir\(\) \+ "\/\.omp\/plugins\/package\.json"\)/,
 		{ by: "test", file: "test/e2e/package/install.test.ts", marker: '"/.omp/plugins/package.json")' },
 	],
+	[
+		/^omp config set collab\.autoStart control$/,
+		{ by: "test", file: "test/e2e/host/collab.test.ts", marker: '"config", "set", "collab.autoStart", "control"' },
+	],
+	[
+		/^tmux new -s lab omp --approval-mode always-ask$/,
+		{ by: "test", file: "test/e2e/host/collab.test.ts", marker: '"tmux", "new", "-s", "lab"' },
+	],
+	[/^omp collab list$/, { by: "test", file: "test/e2e/host/collab.test.ts", marker: '"collab", "list"' }],
+	[
+		/^omp collab link \d+( --view)?$/,
+		{ by: "test", file: "test/e2e/host/collab.test.ts", marker: '"collab", "link", String(pid), "--view"' },
+	],
+	[/^omp join '/, { by: "test", file: "test/e2e/host/collab.test.ts", marker: '"join", control' }],
 	[/^claude mcp add /, { by: "test", file: "test/clients/drivers.ts", marker: 'snippet("claude-code", ctx)' }],
 	[/^npx mcp-remote /, { by: "not run", why: "npx would fetch mcp-remote from the npm registry; tests stay offline" }],
 	[/^ssh -L /, { by: "not run", why: "needs an SSH server (the example's 'labbox')" }],

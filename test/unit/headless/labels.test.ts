@@ -50,6 +50,10 @@ describe("decision lines name the caller", () => {
 		expect(describeAnswerer("deny", 60_000)).toContain("Deny at once (--approvals deny)");
 		expect(describeAnswerer("approve", 60_000)).toContain("Approve at once");
 		expect(describeAnswerer("ask", 30_000)).toContain("Deny after 30 s");
+		// Issue 40: this terminal alone answers; omp in rpc mode has no Collab, and the caller cannot answer.
+		expect(describeAnswerer("ask", 30_000)).toContain("asked on this terminal and nowhere else");
+		expect(describeAnswerer("ask", 30_000)).toContain("omp in rpc mode shares no prompt with Collab");
+		expect(describeAnswerer("ask", 30_000)).toContain("nothing the MCP caller sends answers one");
 	});
 	test("parseApprovalPicture", () => {
 		expect(parseApprovalPicture("A2A bridge approval picture (x):\napprovals: yolo\nblob=write")).toEqual([

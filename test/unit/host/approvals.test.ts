@@ -114,6 +114,15 @@ describe("describeApprovals", () => {
 		expect(mode).toContain("always-ask: tools of the host's read tier run; every other tool prompts");
 		expect(mode).toContain("deny refuses at once");
 	});
+	test("issue 40: every picture names who answers a prompt: the host's terminal, Collab control-link holders; no view link, never the caller", () => {
+		for (const mode of ["yolo", "write", "always-ask", "paranoid"]) {
+			const who = describeApprovals(mode, { bash: "prompt" }, "off")[1] ?? "";
+			expect(who).toStartWith("  who answers a prompt: the host's own terminal");
+			expect(who).toContain("while the TUI shares its session with omp's Collab, every holder of the control link");
+			expect(who).toContain("not a view link");
+			expect(who).toContain("never the MCP caller: nothing it sends reaches the dialog");
+		}
+	});
 	test("write -> read and write run, exec prompts", () => {
 		expect(describeApprovals("write", {}, "write")[0]).toContain(
 			"write: tools of the host's read and write tiers run; exec-tier tools prompt",
@@ -131,7 +140,7 @@ describe("describeApprovals", () => {
 			{ write: "PROMPT", bash: "deny", read: "allow", edit: "maybe", x: 3 },
 			"write",
 		);
-		expect(lines.slice(1, -1)).toEqual([
+		expect(lines.slice(2, -1)).toEqual([
 			"  tools.approval.bash=deny: bash refused to every caller, before any prompt",
 			"  tools.approval.read=allow: read runs without a prompt (unless the tool itself asks, e.g. a critical bash pattern outside yolo)",
 			"  tools.approval.write=prompt: write prompts on every call, whatever the mode",
