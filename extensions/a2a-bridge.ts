@@ -35,7 +35,7 @@ import { type FactCheck, refusalFor } from "../src/host/facts.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
 import { checkLiveHost, hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
 import { notifier } from "../src/host/notify.ts";
-import { processPromptQueue, promptBound, queueBoundsFromEnv } from "../src/host/prompt-queue.ts";
+import { startPromptQueue } from "../src/host/prompt-queue.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
 import { takeoverHost } from "../src/host/takeover-host.ts";
 import { createHostLlmRoute } from "../src/takeover/route.ts";
@@ -109,15 +109,12 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const knobs = readKnobs(process.env, KNOB_BOUNDS);
 	const loaded = loadConfig(configPath);
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
-	const queue = queueBoundsFromEnv(process.env);
-	processPromptQueue().configure(queue.bounds.maxWaitMs);
-	for (const w of queue.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
+	const prompts = startPromptQueue(process.env, w => ctx.ui.notify(`A2A bridge: ${w}`, "warning"));
 	const { config } = loaded;
 	const facts = checkLiveHost(); // each host fact probed once, before any is served by (docs/host-facts.md)
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
 	const own = () => ownFiles(name, [configPath, live?.configPath ?? configPath], auditGenerations(audit.path));
-	const prompts = promptBound(queue.bounds.perToken);
 	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, { ...knobs, prompts }, facts);
 	state.server = server;
 	const notify = notifier(ctx, logLine);
@@ -207,7 +204,6 @@ function serverFor(
 			sessionTtlMs: knobs.sessionTtlMs,
 			sse: { minIntervalMs: knobs.progressIntervalMs },
 			taskWindowMs: knobs.taskWindowMs,
-			// Waiting approval prompts are slots of the one registry, bounded per token as the queue's flag says.
 			bounds: { prompts: knobs.prompts },
 		},
 	);
@@ -230,10 +226,8 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 /** Contract §8: the config's deny, or a deny in force, is armed again for every new Main session. */
 function armForMain(ctx: ExtensionContext): void {
 	const r = state.endpoint.running;
-	if (!r || !isMainBinding(ctx)) return;
-	const takeover = processTakeover();
-	if (r.config.host_llm !== "deny" && !takeover.isDenied) return;
-	const armed = takeover.toggle(false, null);
+	if (!r || !isMainBinding(ctx) || (r.config.host_llm !== "deny" && !processTakeover().isDenied)) return;
+	const armed = processTakeover().toggle(false, null);
 	if (!armed.ok) ctx.ui.notify(`A2A bridge: host_llm "deny" not armed: ${armed.message}`, "error");
 }
 

@@ -96,7 +96,7 @@ function startIn(start: string, columns: number): string {
 	return ` (${fitted === shown ? shown : `${withoutCutEscape(fitted.slice(0, -1))}…`})`;
 }
 
-/** A line printed on a terminal too narrow for any row (`rowWidth`): fixed text, nothing the caller chose. */
+/** A line printed on a terminal too narrow for any row (`rowWidth`): fixed text, nothing the caller chose. @internal */
 export const LINE_TOO_NARROW = "(a2a host: a line not shown, this terminal is too narrow)";
 
 /**

@@ -20,7 +20,7 @@ export function machineIdFile(env: Readonly<Record<string, string | undefined>>)
 
 /**
  * The tag for a machine id's text: the first 6 hex digits of HMAC-SHA256 keyed with the id over "pi-a2a-ext".
- * Undefined unless the text is one id (32 hex digits, surrounding space ignored) and not all zeros.
+ * Undefined unless the text is one id (32 hex digits, surrounding space ignored) and not all zeros. @internal
  */
 export function boxTag(machineId: string | undefined): string | undefined {
 	const id = machineId?.trim().toLowerCase() ?? "";

@@ -17,7 +17,7 @@ export class QueueRefusal extends Error {
 	override readonly name = "QueueRefusal";
 }
 
-export interface QueueBounds {
+interface QueueBounds {
 	/** Prompts one token may have waiting (the one on screen not counted): the registry's bound (`promptBound`). */
 	perToken: number;
 	/** How long a prompt may wait for its turn before its call is refused. */
@@ -30,7 +30,7 @@ export const DEFAULT_BOUNDS: QueueBounds = { perToken: 3, maxWaitMs: 600_000 };
 export const MAX_WAITING = 256;
 
 /** The registry's bound of the `prompts` kind (core/holdings.ts) for `perToken` waiting per token. */
-export const promptBound = (perToken: number): SlotBound => ({ each: perToken, total: MAX_WAITING });
+const promptBound = (perToken: number): SlotBound => ({ each: perToken, total: MAX_WAITING });
 
 /** A `prompts` slot of the call's token from the registry, ended by `onEnd` on revocation (ToolCallRequest.take). */
 export type TakePrompt = (onEnd: (reason: string) => void) => Taken;
@@ -41,7 +41,7 @@ export const ENV_WAIT = "A2A_BRIDGE_APPROVAL_WAIT_S";
 const MAX_PER_TOKEN = MAX_WAITING;
 const MAX_WAIT_S = 24 * 60 * 60;
 
-/** The bounds from the environment (`npm run host` sets both); a bad value keeps the default and says so. */
+/** The bounds from the environment (`npm run host` sets both); a bad value keeps the default and says so. @internal */
 export function queueBoundsFromEnv(env: Record<string, string | undefined>): {
 	bounds: QueueBounds;
 	warnings: string[];
@@ -227,4 +227,15 @@ export function processPromptQueue(): PromptQueue {
 	const g = globalThis as Record<symbol, PromptQueue | undefined>;
 	g[QUEUE_KEY] ??= new PromptQueue();
 	return g[QUEUE_KEY];
+}
+
+/**
+ * Sets the process's queue up from the environment at start: its wait bound applied, each bad value warned
+ * about; returns the registry's bound for waiting prompts.
+ */
+export function startPromptQueue(env: Record<string, string | undefined>, warn: (line: string) => void): SlotBound {
+	const queue = queueBoundsFromEnv(env);
+	processPromptQueue().configure(queue.bounds.maxWaitMs);
+	for (const w of queue.warnings) warn(w);
+	return promptBound(queue.bounds.perToken);
 }

@@ -19,7 +19,7 @@ const NOTICE_FRAME = 2;
 /** The notice on a screen too narrow for any row: fixed text, nothing the caller chose. */
 const NOTICE_TOO_NARROW = "A2A remote call awaits approval (this screen is too narrow to say whose)";
 
-/** Row width for the notice in the host's TUI (`rowWidth`); null: too narrow; Infinity over rpc (one line). */
+/** Row width for the notice in the host's TUI (`rowWidth`); null: too narrow; Infinity over rpc (one line). @internal */
 export function noticeRowWidth(out: { isTTY?: boolean; columns?: number }): number | null {
 	return out.isTTY && out.columns ? rowWidth(out.columns, NOTICE_FRAME) : Number.POSITIVE_INFINITY;
 }
