@@ -70,8 +70,9 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	// Revoking the token resets a connection whose answer is being sent (a close lets the kernel drain MBs it
 	// queued); before that (a digest wait) the answer is the refusal, and a reset then left the host busy.
 	// The request keeps its one record: a digest wait or a streamed file writes its end; a sent file's is written.
+	let answering = false;
 	const taken = ctx.take("downloads", reason => {
-		if (!ctx.recorded()) return ctx.conn.closeSoon();
+		if (!answering && !ctx.recorded()) return ctx.conn.closeSoon();
 		const how = ctx.conn.cut() ? "reset" : "closed";
 		ctx.log(`a2a-bridge: /blob: ${reason}: a download of ${showSafely(path, 200)} was ${how}`);
 	});
@@ -84,6 +85,8 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 	try {
 		const answer = await serve(req, path, want.value, { ...ctx, ended: taken.slot.ended }, sending, release);
 		handed = answer.handed;
+		// A streamed pseudo-file writes its record at its end, yet its bytes are on their way now.
+		answering = handed;
 		return answer.response;
 	} finally {
 		if (!handed) release();

@@ -12,7 +12,17 @@ import { basename, dirname, isAbsolute, join } from "node:path";
 import { reachedPath } from "../config/paths.ts";
 import { STAGING_PREFIX } from "./staged.ts";
 
-const fold = (s: string): string => s.normalize("NFC").toLowerCase();
+/**
+ * At least as wide as any file system's case folding (Linux casefold is NFD plus full Unicode folding, so
+ * `ſ` is `s`, `ß` is `ss`): compatibility forms decomposed, upper then lower case, ignorable points dropped.
+ */
+const fold = (s: string): string =>
+	s
+		.normalize("NFKD")
+		.toUpperCase()
+		.toLowerCase()
+		.normalize("NFKD")
+		.replace(/\p{Default_Ignorable_Code_Point}/gu, "");
 
 const idOf = (st: Pick<Stats, "dev" | "ino">): string => `${st.dev}:${st.ino}`;
 

@@ -2,7 +2,8 @@
  * The argument lines of a remote call's approval prompt (contract §19, src/host/prompt-text.ts): one
  * line per argument the tool's own detail lines do not show whole, and for a long structured argument
  * one line per value inside it, so every key is shown (`bash` `env`: each variable) and each long value keeps its
- * start and end. Caller text is shown exactly (src/text/show.ts). Pure.
+ * start and end. Caller text is shown exactly (src/text/show.ts); a key the tool does not declare follows fixed
+ * words, so no line starts with a caller's key. Pure.
  */
 import { createHash } from "node:crypto";
 import { showExactly, showExactlyCut, showSafely } from "../text/show.ts";
@@ -119,7 +120,10 @@ export function argumentLines(
 	for (const key of [...known, ...extra]) {
 		const value = args[key];
 		if (value === undefined) continue;
-		const name = NAME.test(key) ? key : showExactlyCut(key, 80);
+		// A key the schema does not declare is the caller's text: it never starts a line (it could read as a
+		// detail line, `Command:`, or the dialog's own option), so it follows fixed words, quoted.
+		const declared = order.includes(key);
+		const name = !declared ? `undeclared argument ${leafText(key)}` : NAME.test(key) ? key : showExactlyCut(key, 80);
 		if (typeof value !== "string") {
 			out.push(...structuredLines(name, value));
 			continue;
