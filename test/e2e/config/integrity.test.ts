@@ -19,6 +19,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AUDIT_MAX_BYTES } from "../../../src/audit/log.ts";
 import { auditRecords } from "../../helpers/audit.ts";
 import { freePort, type Host, openSession, ROOT, rpcPost, useSharedHost, withHost } from "../../helpers/host.ts";
 import { runCommand } from "../../helpers/run.ts";
@@ -390,16 +391,16 @@ describe("issue 30 defect 8 and generations: the audit file (real host)", () => 
 		}
 	}, 120_000);
 
-	test("directories planted at .1, .2 and .3 with the log past 1 MiB -> every record still lands, stderr says once why it did not rotate", async () => {
+	test("directories planted at .1, .2 and .3 with the log past its size limit -> every record still lands, stderr says once why it did not rotate", async () => {
 		await withHost({}, async h => {
 			const gens = [".1", ".2", ".3"].map(g => `${h.auditPath}${g}`);
 			for (const g of gens) {
 				mkdirSync(g);
 				writeFileSync(join(g, "x"), "planted");
 			}
-			// History of just over 1 MiB, as a busy week leaves it.
+			// History just over the rotation size, as a busy week leaves it.
 			const old = `${JSON.stringify({ ts: "2026-01-01T00:00:00.000Z", id: "old", phase: "done", tool: "read", args: "{}" })}\n`;
-			writeFileSync(h.auditPath, old.repeat(Math.ceil((1024 * 1024) / old.length)), { mode: 0o600 });
+			writeFileSync(h.auditPath, old.repeat(Math.ceil(AUDIT_MAX_BYTES / old.length)), { mode: 0o600 });
 			const sid = await openSession(h);
 			const markers = Array.from({ length: 3 }, () => `gen-${crypto.randomUUID()}`);
 			for (const m of markers) await bash(h, sid, `echo ${m}`);

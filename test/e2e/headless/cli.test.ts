@@ -328,7 +328,10 @@ describe("headless host", () => {
 		const r = await pending;
 		expect(r).toMatchObject({ isError: false });
 		expect(r.text).toContain("via-pty");
-		expect(h.out).toContain(
+		// The decision line in rows of at most 36 columns, each continuation marked; joined, it is the whole line.
+		const decision = /approval: bash[^\n]*(?:\r?\n┆ [^\n]*)*/.exec(h.out)?.[0] ?? "";
+		for (const row of decision.split(/\r?\n/)) expect(Bun.stringWidth(row.replace(/\r$/, ""))).toBeLessThanOrEqual(36);
+		expect(decision.replace(/\r?\n┆ /g, "").replace(/\r$/, "")).toBe(
 			"approval: bash (Command: echo via-pty) from token owner, client test -> Approve (answered on the terminal)",
 		);
 		h.type("\x03");
