@@ -20,8 +20,12 @@ import {
 /** What a field's parser answers: its value (`undefined`: as if absent), or the rule it broke and where (`tokens[2].name`). */
 export type FieldCheck<T> = { ok: true; value: T } | { ok: false; field?: string; rule: string };
 
-/** When an edit to the file of a running bridge takes effect: at once (src/host/config-live.ts), at the next start, or never. */
-type EditTakes = "live" | "next start" | "never";
+/**
+ * When an edit to the file of a running bridge takes effect (src/host/config-live.ts acts on it): "live" is
+ * applied at once (copied into the live config unless the field has handling of its own), "next start" is
+ * said to wait, "never" is ignored.
+ */
+export type EditTakes = "live" | "next start" | "never";
 
 /** One config field; `bun scripts/schema.ts` writes the shipped schema from the rows. */
 export interface FieldRow<T, D extends T | undefined> {
