@@ -138,6 +138,63 @@ describe("issue 30 item 5: config edits apply as written (defect 7)", () => {
 	}, 90_000);
 });
 
+describe("issue 41 item 1: each row's edit decides what a hand edit does (real host)", () => {
+	test("one edit: tokens (live) -> applied and said, the new secret 200; blob (next start) -> said by name, /blob still writes; $schema (never) -> unsaid", async () => {
+		const G = `g-${"3".repeat(40)}`;
+		const raw = JSON.parse(readFileSync(host.configPath, "utf8"));
+		expect(await initStatus(G)).toBe(401);
+		const before = host.notifications().length;
+		const applied = (m: string) => m.includes("config edit applied");
+		const waits = (m: string) => m.includes("applies at the next start");
+		const edited = {
+			...raw,
+			$schema: "./elsewhere.json",
+			blob: "read",
+			tokens: [...raw.tokens, { name: "gamma", token: G }],
+		};
+		writeFileSync(host.configPath, JSON.stringify(edited, null, "\t"));
+		const said = await waitFor(
+			"both notices",
+			() => {
+				const n = host.notifications().slice(before);
+				return n.some(applied) && n.some(waits) ? n : undefined;
+			},
+			{ timeoutMs: 10_000, seen: () => host.notifications().slice(before) },
+		);
+		expect(said.filter(applied)).toEqual(["A2A bridge: config edit applied: token 'gamma' added"]);
+		expect(said.filter(waits)).toEqual([`A2A bridge: 'blob' changed in ${host.configPath}; applies at the next start`]);
+		expect(said.join("\n")).not.toContain("$schema");
+		// Second channels: the raw status the new secret gets; a PUT that only "write" serves, and its file on disk.
+		expect(await initStatus(G)).toBe(200);
+		const file = join(host.cwd, `live-rows-${crypto.randomUUID()}.txt`);
+		const put = await fetch(new URL(`/blob?path=${encodeURIComponent(file)}`, host.url), {
+			method: "PUT",
+			headers: auth(host.token),
+			body: "still write",
+			signal: AbortSignal.timeout(30_000),
+		});
+		expect(put.status).toBe(200);
+		expect(readFileSync(file, "utf8")).toBe("still write");
+		rmSync(file);
+		// The file as it was: gamma revoked (401 again), blob's return said once more.
+		const back = host.notifications().length;
+		writeFileSync(host.configPath, JSON.stringify(raw, null, "\t"));
+		await waitFor(
+			"gamma revoked",
+			() =>
+				host
+					.notifications()
+					.slice(back)
+					.find(m => m.includes("'gamma' revoked")),
+			{
+				timeoutMs: 10_000,
+				seen: () => host.notifications().slice(back),
+			},
+		);
+		expect(await initStatus(G)).toBe(401);
+	}, 60_000);
+});
+
 const CI = `ci-${"c".repeat(40)}`;
 const PATH_ENV = `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`;
 
