@@ -1,9 +1,9 @@
 /**
  * The config file's fields, one row each: its JSON Schema, its parser, its default and when an edit to
  * a running bridge's file takes effect. Everything else about a field (the config type, the defaults,
- * the shipped schema, the live-edit notice) is derived from its row in config.ts, so a new field is one
- * row here plus the code that reads it. A test feeds the schema and the parser the same good and bad
- * values per field, so the two cannot drift apart.
+ * the shipped schema, what an edit does: applied or said to wait) is derived from its row, so a new field
+ * is one row here plus the code that reads it. A test feeds the schema and the parser the same good and
+ * bad values per field, so the two cannot drift apart; another edits a running bridge's file once per row.
  */
 import { normalizeOrigin } from "./hosts.ts";
 import {
