@@ -1,10 +1,10 @@
 /**
  * Issue 30 (contract §19) for the bridge's own files, against the real host: hand edits of the config apply
- * exactly as written, each field as its row's `edit` says (issue 41); revocation acts on the running host first whatever the disk does (a directory planted
- * at the config's lock, a full disk); `npm run token` writes whole or not at all and says so; audit records
- * survive a full disk whole or not at all, and planted audit generations stop rotation, not records. Each
- * claim is checked through a second channel: the raw HTTP status a secret gets, the audit file, the config's
- * bytes on disk, host stderr.
+ * exactly as written, each field as its row's `edit` says (issue 41); revocation acts on the running host
+ * first whatever the disk does (a directory planted at the config's lock, a full disk); `npm run token`
+ * writes whole or not at all and says so; audit records survive a full disk whole or not at all, and planted
+ * audit generations stop rotation, not records. Each claim is checked through a second channel: the raw
+ * HTTP status a secret gets, the audit file, the config's bytes on disk, host stderr.
  */
 import { describe, expect, test } from "bun:test";
 import {
