@@ -77,9 +77,11 @@ const parsed = (raw: Record<string, unknown>, field: string): unknown => {
 const without = (o: Record<string, unknown>, field: string) =>
 	Object.fromEntries(Object.entries(o).filter(([k]) => k !== field));
 
+const DOES = { live: "applied", "next start": "said to wait, not applied", never: "ignored" } as const;
+
 describe("each row's edit decides what an edit of the file does (one test per row of FIELDS)", () => {
 	for (const [field, row] of Object.entries(FIELDS)) {
-		test(`${field} (edit: ${row.edit}): a good value written to the file is ${row.edit === "live" ? "applied" : row.edit === "next start" ? "said to wait, not applied" : "ignored"}`, () => {
+		test(`${field} (edit: ${row.edit}): a good value written to the file is ${DOES[row.edit]}`, () => {
 			const t = target(BASE);
 			const before = t.live();
 			const good = FIELD_CASES[field]?.good ?? [];
