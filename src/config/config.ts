@@ -1,14 +1,14 @@
 /**
  * Bridge configuration: `~/.omp/agent/a2a-bridge.json` or `$A2A_BRIDGE_CONFIG`, read by its field rows
- * (fields.ts): the config type, the defaults, the shipped schema and which edits wait for the next start
- * are derived from them here. Invariants: fail closed (a present but malformed field refuses the start,
- * naming file and field); only an absent or non-string token is generated and written back (by file.ts,
- * which owns the disk). Pure: the caller hands in the environment.
+ * (fields.ts): the config type, the defaults, the shipped schema and which edits apply live or wait for
+ * the next start are derived from them here. Invariants: fail closed (a present but malformed field
+ * refuses the start, naming file and field); only an absent or non-string token is generated and written
+ * back (by file.ts, which owns the disk). Pure: the caller hands in the environment.
  */
 import { randomBytes } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { FIELDS, type FieldRow, ok } from "./fields.ts";
+import { type EditTakes, FIELDS, type FieldRow, ok } from "./fields.ts";
 import { nearestOf } from "./nearest.ts";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -49,9 +49,9 @@ export function omittedAtDefault(key: string, value: unknown): boolean {
 	return r?.omitAtDefault === true && JSON.stringify(value) === JSON.stringify(r.default);
 }
 
-/** Fields an edit reaches only at the next start: a running bridge says so instead of applying them. */
-export const nextStartFields = (): Array<keyof BridgeConfig> =>
-	keys().filter(k => FIELDS[k].edit === "next start") as Array<keyof BridgeConfig>;
+/** The fields whose row says an edit takes effect `when`: src/host/config-live.ts acts on each by it. */
+export const fieldsTaking = (when: EditTakes): Array<keyof BridgeConfig> =>
+	keys().filter(k => FIELDS[k].edit === when) as Array<keyof BridgeConfig>;
 
 export function defaultConfigPath(env: Record<string, string | undefined>): string {
 	const fromEnv = env.A2A_BRIDGE_CONFIG;

@@ -1,9 +1,9 @@
 /**
  * The config file's fields, one row each: its JSON Schema, its parser, its default and when an edit to
  * a running bridge's file takes effect. Everything else about a field (the config type, the defaults,
- * the shipped schema, the live-edit notice) is derived from its row in config.ts, so a new field is one
- * row here plus the code that reads it. A test feeds the schema and the parser the same good and bad
- * values per field, so the two cannot drift apart.
+ * the shipped schema, what an edit does: applied or said to wait) is derived from its row, so a new field
+ * is one row here plus the code that reads it. A test feeds the schema and the parser the same good and
+ * bad values per field, so the two cannot drift apart; another edits a running bridge's file once per row.
  */
 import { normalizeOrigin } from "./hosts.ts";
 import {
@@ -20,8 +20,12 @@ import {
 /** What a field's parser answers: its value (`undefined`: as if absent), or the rule it broke and where (`tokens[2].name`). */
 export type FieldCheck<T> = { ok: true; value: T } | { ok: false; field?: string; rule: string };
 
-/** When an edit to the file of a running bridge takes effect: at once (src/host/config-live.ts), at the next start, or never. */
-type EditTakes = "live" | "next start" | "never";
+/**
+ * When an edit to the file of a running bridge takes effect (src/host/config-live.ts acts on it): "live" is
+ * applied at once (copied into the live config unless the field has handling of its own), "next start" is
+ * said to wait, "never" is ignored.
+ */
+export type EditTakes = "live" | "next start" | "never";
 
 /** One config field; `bun scripts/schema.ts` writes the shipped schema from the rows. */
 export interface FieldRow<T, D extends T | undefined> {

@@ -45,8 +45,11 @@ export interface CommandTarget {
 	facts: readonly FactCheck[];
 }
 
-/** The config as it is live (file field names: `token` holds a secret): file ops keep disk and memory in step. */
-function liveConfig(r: CommandTarget): BridgeConfig {
+/**
+ * The config as it is live (file field names: `token` holds a secret): file ops keep disk and memory in step,
+ * and a live config edit reads back through it. @internal
+ */
+export function liveConfig(r: CommandTarget): BridgeConfig {
 	const named = r.server.tokenNames().filter(n => n !== OWNER);
 	const tokens = named.map(name => ({ name, token: r.server.secretOf(name) ?? "" }));
 	return { ...r.config, token: r.server.ownerSecret, tokens };

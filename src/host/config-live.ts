@@ -1,12 +1,13 @@
 /**
- * A config file edited while the bridge runs (`npm run token`, an editor): the file's token table becomes
- * the live one exactly (a secret moved between names included) through the same server calls as `/a2a
- * token …` (a revoked or replaced token's sessions and calls end); a change to a field whose row applies
- * at the next start (`edit` in src/config/config.ts) is said, not applied. An edit that fails validation
+ * A config file edited while the bridge runs (`npm run token`, an editor): each field does what its row's
+ * `edit` says (src/config/fields.ts). A live field is applied: the token table becomes the file's exactly
+ * (a secret moved between names included) through the same server calls as `/a2a token …` (a revoked or
+ * replaced token's sessions and calls end); any other live field is copied into the live config. A change
+ * to a next-start field is said, not applied; a "never" field is ignored. An edit that fails validation
  * changes nothing. The one exception is fail-safe: a secret this host revoked or rotated away while the
  * file could not be written stays refused.
  */
-import { type BridgeConfig, nextStartFields } from "../config/config.ts";
+import { type BridgeConfig, fieldsTaking } from "../config/config.ts";
 import { pinPort, readConfig } from "../config/file.ts";
 import type { ConfigName } from "../config/paths.ts";
 import { publishRuntime } from "../config/runtime.ts";
@@ -59,8 +60,18 @@ export function configEditApplier(r: CommandTarget, notify: Notify): () => void 
 	};
 }
 
+type Next = ReturnType<typeof readConfig>["config"];
+/** Applies a live field that needs more than a copy; answers what to say. */
+type Applier = (r: CommandTarget, next: Next) => string[];
+
+/**
+ * Live fields with handling of their own (one applier may serve several). Any other live row is copied into
+ * `r.config`, the object its readers read at each use (`BlobDeps.config()`, `/a2a`). @internal
+ */
+export const OWN_HANDLING: Partial<Record<keyof BridgeConfig, Applier>> = { token: tokenTable, tokens: tokenTable };
+
 function applyConfigEdit(r: CommandTarget, seen: Partial<BridgeConfig>, notify: Notify): Partial<BridgeConfig> {
-	let next: ReturnType<typeof readConfig>["config"];
+	let next: Next;
 	try {
 		next = readConfig(r.configPath).config;
 	} catch (err) {
@@ -68,6 +79,42 @@ function applyConfigEdit(r: CommandTarget, seen: Partial<BridgeConfig>, notify: 
 		notify(`A2A bridge: config edit not applied (${why}); the live tokens are unchanged`, "warning");
 		return seen;
 	}
+	const said: string[] = [];
+	const ran = new Set<Applier>();
+	for (const k of fieldsTaking("live")) {
+		const own = OWN_HANDLING[k];
+		if (own !== undefined) {
+			if (!ran.has(own)) said.push(...own(r, next));
+			ran.add(own);
+		} else if (!same(next[k], r.config[k])) {
+			said.push(`'${k}' ${next[k] === undefined ? "cleared" : "applied"}`);
+			copyField(r.config, next, k);
+		}
+	}
+	if (said.length > 0) notify(`A2A bridge: config edit applied: ${said.join("; ")}`, "info");
+	const atStart = fieldsTaking("next start");
+	const later = atStart.filter(k => !same(next[k], seen[k]));
+	if (later.length > 0) {
+		const names = later.map(k => `'${k}'`).join(", ");
+		notify(`A2A bridge: ${names} changed in ${r.configPath}; applies at the next start`, "info");
+	}
+	return { ...seen, ...Object.fromEntries(atStart.map(k => [k, next[k]])) };
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** A field without a value (no default, left out of the file) leaves the live config too. */
+function copyField(live: BridgeConfig, next: Next, k: keyof BridgeConfig): void {
+	const to = live as unknown as Record<string, unknown>;
+	if (next[k] === undefined) delete to[k];
+	else to[k] = next[k];
+}
+
+/**
+ * The file's token table becomes the live one exactly, through the server calls `/a2a token …` makes; a
+ * secret this host revoked while the file could not be written stays refused (said, with why).
+ */
+function tokenTable(r: CommandTarget, next: Next): string[] {
 	const live = r.server.tokenNames().map(name => ({ name, token: r.server.secretOf(name) ?? "" }));
 	const inFile = new Set([next.token, ...next.tokens.map(t => t.token)]);
 	for (const secret of r.unsaved) if (!inFile.has(secret)) r.unsaved.delete(secret);
@@ -88,14 +135,7 @@ function applyConfigEdit(r: CommandTarget, seen: Partial<BridgeConfig>, notify: 
 		r.server.revokeToken(name);
 		said.push(`token '${name}' revoked (its sessions and calls in flight ended)`);
 	}
-	if (said.length > 0) notify(`A2A bridge: config edit applied: ${said.join("; ")}`, "info");
-	const atStart = nextStartFields();
-	const later = atStart.filter(k => JSON.stringify(next[k]) !== JSON.stringify(seen[k]));
-	if (later.length > 0) {
-		const names = later.map(k => `'${k}'`).join(", ");
-		notify(`A2A bridge: ${names} changed in ${r.configPath}; applies at the next start`, "info");
-	}
-	return { ...seen, ...Object.fromEntries(atStart.map(k => [k, next[k]])) };
+	return said;
 }
 
 /** Writes the port a first start bound into the config; whether it did (a failure is said, never fatal). */

@@ -1,10 +1,10 @@
 /**
  * Issue 30 (contract §19) for the bridge's own files, against the real host: hand edits of the config apply
- * exactly as written; revocation acts on the running host first whatever the disk does (a directory planted
- * at the config's lock, a full disk); `npm run token` writes whole or not at all and says so; audit records
- * survive a full disk whole or not at all, and planted audit generations stop rotation, not records. Each
- * claim is checked through a second channel: the raw HTTP status a secret gets, the audit file, the config's
- * bytes on disk, host stderr.
+ * exactly as written, each field as its row's `edit` says (issue 41); revocation acts on the running host
+ * first whatever the disk does (a directory planted at the config's lock, a full disk); `npm run token`
+ * writes whole or not at all and says so; audit records survive a full disk whole or not at all, and planted
+ * audit generations stop rotation, not records. Each claim is checked through a second channel: the raw
+ * HTTP status a secret gets, the audit file, the config's bytes on disk, host stderr.
  */
 import { describe, expect, test } from "bun:test";
 import {
@@ -137,6 +137,63 @@ describe("issue 30 item 5: config edits apply as written (defect 7)", () => {
 		]);
 		expect(await auditedAs(A)).toBe("alpha");
 	}, 90_000);
+});
+
+describe("issue 41 item 1: each row's edit decides what a hand edit does (real host)", () => {
+	test("one edit: tokens (live) -> applied and said, the new secret 200; blob (next start) -> said by name, /blob still writes; $schema (never) -> unsaid", async () => {
+		const G = `g-${"3".repeat(40)}`;
+		const raw = JSON.parse(readFileSync(host.configPath, "utf8"));
+		expect(await initStatus(G)).toBe(401);
+		const before = host.notifications().length;
+		const applied = (m: string) => m.includes("config edit applied");
+		const waits = (m: string) => m.includes("applies at the next start");
+		const edited = {
+			...raw,
+			$schema: "./elsewhere.json",
+			blob: "read",
+			tokens: [...raw.tokens, { name: "gamma", token: G }],
+		};
+		writeFileSync(host.configPath, JSON.stringify(edited, null, "\t"));
+		const said = await waitFor(
+			"both notices",
+			() => {
+				const n = host.notifications().slice(before);
+				return n.some(applied) && n.some(waits) ? n : undefined;
+			},
+			{ timeoutMs: 10_000, seen: () => host.notifications().slice(before) },
+		);
+		expect(said.filter(applied)).toEqual(["A2A bridge: config edit applied: token 'gamma' added"]);
+		expect(said.filter(waits)).toEqual([`A2A bridge: 'blob' changed in ${host.configPath}; applies at the next start`]);
+		expect(said.join("\n")).not.toContain("$schema");
+		// Second channels: the raw status the new secret gets; a PUT that only "write" serves, and its file on disk.
+		expect(await initStatus(G)).toBe(200);
+		const file = join(host.cwd, `live-rows-${crypto.randomUUID()}.txt`);
+		const put = await fetch(new URL(`/blob?path=${encodeURIComponent(file)}`, host.url), {
+			method: "PUT",
+			headers: auth(host.token),
+			body: "still write",
+			signal: AbortSignal.timeout(30_000),
+		});
+		expect(put.status).toBe(200);
+		expect(readFileSync(file, "utf8")).toBe("still write");
+		rmSync(file);
+		// The file as it was: gamma revoked (401 again), blob's return said once more.
+		const back = host.notifications().length;
+		writeFileSync(host.configPath, JSON.stringify(raw, null, "\t"));
+		await waitFor(
+			"gamma revoked",
+			() =>
+				host
+					.notifications()
+					.slice(back)
+					.find(m => m.includes("'gamma' revoked")),
+			{
+				timeoutMs: 10_000,
+				seen: () => host.notifications().slice(back),
+			},
+		);
+		expect(await initStatus(G)).toBe(401);
+	}, 60_000);
 });
 
 const CI = `ci-${"c".repeat(40)}`;

@@ -1,12 +1,13 @@
 /**
  * One row per config field (src/config/fields.ts): everything else about a field is derived from its row,
- * so a field added as a row alone has its default, its schema entry and its edit notice.
+ * so a field added as a row alone has its default, its schema entry and its edit (applied or said to wait:
+ * test/unit/host/config-live.test.ts).
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import {
 	CONFIG_DEFAULTS,
 	configSchema,
-	nextStartFields,
+	fieldsTaking,
 	omittedAtDefault,
 	validateConfig,
 } from "../../../src/config/config.ts";
@@ -72,18 +73,14 @@ describe("the recipe: a new field is one row", () => {
 			type: "integer",
 			description: "a probe",
 		});
-		expect(nextStartFields()).toContain("probe_field" as never);
+		expect(fieldsTaking("next start")).toContain("probe_field" as never);
 	});
 });
 
 describe("when an edit takes effect", () => {
-	test("live: the tokens (src/host/config-live.ts applies them); never: $schema; the rest at the next start", () => {
-		const by = (edit: string) =>
-			Object.entries(FIELDS)
-				.filter(([, row]) => row.edit === edit)
-				.map(([name]) => name);
-		expect(by("live")).toEqual(["token", "tokens"]);
-		expect(by("never")).toEqual(["$schema"]);
-		expect(nextStartFields()).toEqual(["port", "host", "host_llm", "allowed_origins", "blob", "name"]);
+	test("each field is in exactly one of the three lists, in the rows' order (what each does: config-live.test.ts)", () => {
+		const lists: string[][] = (["live", "next start", "never"] as const).map(fieldsTaking);
+		expect(lists.flat().sort()).toEqual(Object.keys(FIELDS).sort());
+		for (const l of lists) expect(l).toEqual(Object.keys(FIELDS).filter(k => l.includes(k)));
 	});
 });

@@ -11,77 +11,14 @@ import { configSchema, nearestField, validateConfig } from "../../../src/config/
 import { FIELDS } from "../../../src/config/fields.ts";
 import { SCHEMA_FILE, SCHEMA_URL } from "../../../src/config/file.ts";
 import { normalizeOrigin } from "../../../src/config/hosts.ts";
+import { A, B, FIELD_CASES as CASES, OWNER_T } from "../../helpers/config-cases.ts";
 
 const FILE = "/cfg/a2a-bridge.json";
-const OWNER_T = "o".repeat(43);
-const A = "a".repeat(43);
-const B = "b".repeat(43);
 const shipped = JSON.parse(readFileSync(SCHEMA_FILE, "utf8"));
 const ajv = new Ajv({ strict: true, allErrors: false });
 const schemaSays = ajv.compile(shipped);
 
 const bridgeSays = (raw: Record<string, unknown>): boolean => validateConfig(raw, FILE).ok;
-
-/** Per field: values both must accept, values both must refuse (a generator adds random ones below). */
-const CASES: Record<string, { good: unknown[]; bad: unknown[] }> = {
-	$schema: { good: [SCHEMA_URL, "./x.json", ""], bad: [1, null, true, {}, []] },
-	port: { good: [0, 1, 8765, 65535], bad: [-1, 65536, 1.5, "8080", null, true, [], {}, 1e10] },
-	token: {
-		good: ["a".repeat(32), "!~".repeat(16), A, 5, null, true, {}, []],
-		bad: ["a".repeat(31), "", `${"a".repeat(32)} `, `${"a".repeat(32)}\t`, `${"a".repeat(32)}é`, " ".repeat(40)],
-	},
-	host: { good: ["127.0.0.1", "::1", "localhost", " x "], bad: ["", "   ", "\t\n", 127, null, [], {}] },
-	host_llm: { good: ["allow", "deny"], bad: ["Allow", "yes", "", true, null, 0] },
-	allowed_origins: {
-		good: [[], ["http://localhost:3000"], ["HTTPS://Example.com"], ["http://[::1]:5173"], ["http://a.b:65535"]],
-		bad: [
-			"http://x",
-			null,
-			{},
-			[3],
-			["not a url"],
-			["http://localhost:3000/"],
-			["http://localhost:3000/app"],
-			["ftp://x"],
-			["http://u@x"],
-			["http://x?q"],
-			["http://x:65536"],
-			["http://x#f"],
-		],
-	},
-	tokens: {
-		good: [
-			[],
-			[{ name: "ci", token: A }],
-			[
-				{ name: "a-1_z", token: A },
-				{ name: "b", token: B },
-			],
-		],
-		bad: [
-			{},
-			null,
-			"ci",
-			["x"],
-			[[]],
-			[{ name: "ci" }],
-			[{ token: A }],
-			[{ name: "ci", token: A, scope: "read" }],
-			[{ name: "CI", token: A }],
-			[{ name: "owner", token: A }],
-			[{ name: "", token: A }],
-			[{ name: "x".repeat(33), token: A }],
-			[{ name: "ci", token: "short" }],
-			[{ name: "ci", token: 5 }],
-			Array.from({ length: 257 }, (_, i) => ({ name: `t${i}`, token: `${"k".repeat(40)}${i}` })),
-		],
-	},
-	blob: { good: ["write", "read", "off"], bad: ["Write", "rw", "", null, 1, true] },
-	name: {
-		good: ["lab-a", "LabBox_2", "a", "x".repeat(48)],
-		bad: ["", "-lab", "lab a", "lab.a", "x".repeat(49), null, 1, true],
-	},
-};
 
 /** Refusals only the bridge makes: relations between values, which a JSON Schema cannot express. */
 const BRIDGE_ONLY: Record<string, { why: string; values: unknown[] }> = {
