@@ -21,6 +21,8 @@ export const STAGING_MAX_PER_DIR = 8;
  * The staging files this process has in flight, by name (unique per upload): nobody else may clean or claim
  * them, whichever held directory (blob/place.ts) another upload reaches them through.
  */
+// Per process on purpose, not per server: a name carries the pid, so the process holds it, and a second
+// server in this process (tests) must not clean or claim a file the first is writing.
 const flying = new Set<string>();
 export const inFlight = {
 	add: (path: string): void => void flying.add(basename(path)),

@@ -300,6 +300,8 @@ describe("clients' timeouts and long work", () => {
 });
 
 describe("the errors page (both languages) = the error tables", () => {
+	// A sentence's length as a reader sees it: a Chinese character takes two columns, as in a terminal.
+	const columns = (cell: string | undefined): number => Bun.stringWidth(cell ?? "");
 	/** The rows of the table right under `heading` in `file`: cells trimmed, backticks dropped. */
 	function table(file: string, heading: string): string[][] {
 		const text = read(file);
@@ -335,7 +337,7 @@ describe("the errors page (both languages) = the error tables", () => {
 					code: String(row.code),
 					message: row.message,
 				});
-				expect({ kind, cause: (cause ?? "").length > 10, remedy: (remedy ?? "").length > 3 }).toEqual({
+				expect({ kind, cause: columns(cause) > 10, remedy: columns(remedy) > 3 }).toEqual({
 					kind,
 					cause: true,
 					remedy: true,
@@ -351,7 +353,7 @@ describe("the errors page (both languages) = the error tables", () => {
 				const rows = table(file, heading);
 				expect(Object.fromEntries(rows.map(r => [r[0], Number(r[1])]))).toEqual({ ...codes });
 				expect(rows.map(r => r[0])).toEqual(Object.keys(codes));
-				for (const r of rows) expect((r[2] ?? "").length > 5 && (r[3] ?? "").length > 3).toBe(true);
+				for (const r of rows) expect(columns(r[2]) > 5 && columns(r[3]) > 3).toBe(true);
 			}
 		});
 	}
