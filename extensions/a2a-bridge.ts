@@ -145,7 +145,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		unfollow();
 		server.cancelTasks();
 		await stopWithin(bound.binding, RELEASE_GRACE_MS, () => server.cancelAll());
-		await audit.flush();
+		await audit.close();
 	};
 	// The same object the watch updates: `/a2a` writes where the config is now.
 	return Object.assign(live, { binding: { port, stop } });

@@ -53,7 +53,8 @@ export interface AuditLog {
 	/** The same without reserving: for work whose one record is written in the same turn (a `/host-llm` toggle). */
 	check(record: AuditRecord): number;
 	calls: Required<CallAudit>;
-	flush(): Promise<void>;
+	/** Writes what the refusal windows still count, syncs, and closes the file: the log takes no record after. */
+	close(): Promise<void>;
 }
 
 interface Held {
@@ -119,7 +120,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		admit,
 		check: record => budget.waitMs(record.tokenName ?? "", cost(record, 1)),
 		calls: callAudit(write, refused, admit),
-		flush: async () => {
+		close: async () => {
 			refusals.closeAll();
 			await file.synced();
 			file.close();

@@ -30,7 +30,7 @@ export interface Ctx {
 	/** Whole-file hashes running for downloads, shared per file version (blob/hash-jobs.ts). */
 	hashes: HashJobs;
 	/** The caller's token name, a slot of the one registry of what tokens hold, and how many tokens are live. */
-	token: string;
+	tokenName: string;
 	take(kind: SlotKind, onEnd?: (reason: string) => void): Taken;
 	liveTokens(): number;
 	/** The 401 a caller whose secret ended gets (contract §16). */

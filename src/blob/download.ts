@@ -9,6 +9,7 @@
  * answer carries a strong `ETag`; a `Range` with an `If-Range` that is not it gets the whole file.
  */
 import { closeSync, existsSync } from "node:fs";
+import { reachedPath } from "../config/paths.ts";
 import type { Connection } from "../core/types.ts";
 import { showSafely } from "../text/show.ts";
 import { holding } from "./conn.ts";
@@ -20,7 +21,7 @@ import type { HashWait } from "./hash-jobs.ts";
 import { parseRange, rangeApplies } from "./parse.ts";
 import { stagedSize } from "./staged.ts";
 import { streamFd } from "./stream-fd.ts";
-import { openTarget, replaceTarget } from "./target.ts";
+import { openTarget } from "./target.ts";
 
 const SWEEP_MS = 100;
 const FD_DIR = "/proc/self/fd";
@@ -106,7 +107,7 @@ async function serve(
 	const head = req.method === "HEAD";
 	const now = (response: Response) => ({ response, handed: false });
 	// A staged (cut) PUT of this path: HEAD tells its size, the offset to continue it with.
-	const staged = head ? stagedSize(replaceTarget(path).target) : null;
+	const staged = head ? stagedSize(reachedPath(path)) : null;
 	const stagedHeader: Record<string, string> = staged === null ? {} : { "upload-offset": String(staged) };
 	const opened = openTarget(path, "read");
 	if (!opened.ok) return now(refuse(path, null, opened.code, opened.message, stagedHeader));
@@ -177,7 +178,7 @@ async function wholeDigest(
 	try {
 		const leave = AbortSignal.any([req.signal, taken.slot.ended]);
 		const live = ctx.liveTokens();
-		got = await holding(ctx.conn, () => ctx.hashes.wait(fd, key, size, ctx.token, live, leave));
+		got = await holding(ctx.conn, () => ctx.hashes.wait(fd, key, size, ctx.tokenName, live, leave));
 	} catch (err) {
 		return ctx.refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
 	} finally {

@@ -80,6 +80,8 @@ function followWorker(): void {
 }
 
 let workerUrl: string | undefined;
+// Per process on purpose, not per server: it bounds threads, a cost of the process whichever server starts
+// them (the host runs one endpoint per process).
 let active = 0;
 
 /** Starts hashing `fd` from 0 as it grows (and from `split` apart); null when no worker can start. */

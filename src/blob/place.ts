@@ -18,6 +18,7 @@ import {
 	statSync,
 } from "node:fs";
 import { isAbsolute, join, sep } from "node:path";
+import { MAX_LINK_HOPS } from "../config/paths.ts";
 import { errorText } from "../text/error-text.ts";
 import { errno } from "./context.ts";
 import { type OwnFiles, ownFilesOf, ownName, ownTwin } from "./own.ts";
@@ -29,8 +30,6 @@ import { notRegular } from "./target.ts";
 // open directory (no procfs), writes are refused rather than done by name, said once on host stderr.
 const FD_DIR = "/proc/self/fd";
 const DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-/** Links followed, and names found changed between a look and an open, before a walk gives up (the kernel's 40). */
-const MAX_HOPS = 40;
 
 /** A directory held open, with its reached path (for replies and messages) and what `fstat` said at open. */
 export interface Dir {
@@ -173,8 +172,8 @@ export function reach(path: string, own: readonly string[], log: (line: string) 
 			if (st.isSymbolicLink() || !st.isDirectory()) {
 				if (!st.isSymbolicLink())
 					return fail("write_failed", `cannot write ${path}: ${join(cur.path, part)} is not a directory`);
-				if (++hops > MAX_HOPS)
-					return fail("write_failed", `cannot write ${path}: more than ${MAX_HOPS} links on the way`);
+				if (++hops > MAX_LINK_HOPS)
+					return fail("write_failed", `cannot write ${path}: more than ${MAX_LINK_HOPS} links on the way`);
 				// A kernel link (`/dev/stdin` → /proc/self/fd/0 → a pipe) names no path: refused by what it reaches.
 				const reached = last ? statOrNull(inDir(cur, part)) : null;
 				if (reached !== null && !reached.isFile() && !reached.isDirectory()) {
@@ -195,7 +194,7 @@ export function reach(path: string, own: readonly string[], log: (line: string) 
 			} catch (err) {
 				// Swapped for a link or a file since the look: look again.
 				const changed = errno(err) === "ELOOP" || errno(err) === "ENOTDIR";
-				if (!changed || ++hops > MAX_HOPS) throw err;
+				if (!changed || ++hops > MAX_LINK_HOPS) throw err;
 				todo.unshift(part);
 			}
 		}

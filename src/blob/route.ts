@@ -129,7 +129,7 @@ function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: S
 		log: deps.log,
 		digests: shared.digests,
 		hashes: shared.hashes,
-		token: route.tokenName,
+		tokenName: route.tokenName,
 		take: route.take,
 		liveTokens: route.liveTokens,
 		recheck: route.recheck,

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { errno } from "./context.ts";
+import { observePid } from "../config/pids.ts";
 
 export const STAGING_PREFIX = ".a2a-staging-";
 /** tag (32 hex of the target path's SHA-256), random part, and the pid while in flight. */
@@ -21,6 +21,8 @@ export const STAGING_MAX_PER_DIR = 8;
  * The staging files this process has in flight, by name (unique per upload): nobody else may clean or claim
  * them, whichever held directory (blob/place.ts) another upload reaches them through.
  */
+// Per process on purpose, not per server: a name carries the pid, so the process holds it, and a second
+// server in this process (tests) must not clean or claim a file the first is writing.
 const flying = new Set<string>();
 export const inFlight = {
 	add: (path: string): void => void flying.add(basename(path)),
@@ -41,20 +43,11 @@ export const parkedName = (path: string): string => path.replace(/\.[0-9]+$/, ""
 export const isOurs = (st: Stats): boolean =>
 	st.isFile() && st.nlink === 1 && st.uid === process.getuid?.() && (st.mode & 0o777) === 0o600;
 
-function pidAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (err) {
-		return errno(err) === "EPERM";
-	}
-}
-
 /** In flight in a live process (this one, or another whose pid still runs): not to be touched. */
 function busy(path: string, pid: string | undefined): boolean {
 	if (pid === undefined) return false;
 	if (Number(pid) === process.pid) return inFlight.has(path);
-	return pidAlive(Number(pid));
+	return observePid(Number(pid)).kind !== "gone";
 }
 
 interface Staged {

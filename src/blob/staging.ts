@@ -33,7 +33,7 @@ export interface StagingFile {
 	st: Stats;
 	path: string;
 }
-type Opened =
+type OpenedStaging =
 	| { ok: true; value: StagingFile }
 	| { ok: false; code: BlobCode; message: string }
 	| { ok: false; code: "offset_mismatch"; message: string; size: number };
@@ -44,7 +44,7 @@ type Opened =
  * way); a number claims a parked file of exactly that size. `dir` is where the files are made: the
  * target's directory, or that directory held open (blob/place.ts).
  */
-export function openStaging(target: string, offset: number | null, dir = dirname(target)): Opened {
+export function openStaging(target: string, offset: number | null, dir = dirname(target)): OpenedStaging {
 	if (offset === null || offset === 0) {
 		for (const s of forTarget(target, dir)) unlinkQuietly(s.path);
 		return create(target, dir);
@@ -78,7 +78,7 @@ export function openStaging(target: string, offset: number | null, dir = dirname
 	return mismatch(staged[0]?.size ?? 0);
 }
 
-function create(target: string, dir: string): Opened {
+function create(target: string, dir: string): OpenedStaging {
 	let last: unknown;
 	for (let i = 0; i < CREATE_TRIES; i++) {
 		const path = inFlightName(target, dir);

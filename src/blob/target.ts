@@ -1,22 +1,11 @@
 /**
- * What a `/blob` path reaches and how it is opened (contract §15). A write reaches the file a symlink
- * points to (`replaceTarget`). Regular files only, both ways, decided on the opened
+ * How a `/blob` path is opened (contract §15); where it leads is blob/place.ts's walk for a write and
+ * config/paths.ts's `reachedPath` for a staged size. Regular files only, both ways, decided on the opened
  * descriptor so no later step can block. The open itself never waits (O_NONBLOCK: a FIFO with no
  * peer, a tty); FIFOs, sockets, devices, `/dev/stdin` and the like are refused after `fstat`.
  * Kernel pseudo-files (procfs, sysfs, …) are regular by `fstat` but their size is made up.
  */
-import {
-	closeSync,
-	constants,
-	fstatSync,
-	lstatSync,
-	openSync,
-	readlinkSync,
-	realpathSync,
-	type Stats,
-	statfsSync,
-} from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { closeSync, constants, fstatSync, openSync, type Stats, statfsSync } from "node:fs";
 import { errorText } from "../text/error-text.ts";
 import { errno } from "./context.ts";
 import type { BlobCode } from "./parse.ts";
@@ -45,7 +34,7 @@ const FLAGS = {
 	append: APPEND | constants.O_NOFOLLOW,
 } as const;
 
-export type Opened =
+export type OpenedTarget =
 	| { ok: true; fd: number; st: Stats; pseudo: string | null }
 	| { ok: false; code: BlobCode; message: string };
 
@@ -53,7 +42,7 @@ export type Opened =
  * Opens `path` for reading, for a look at the file a PUT replaces, or for appending (created when missing),
  * and checks what it is. Messages name it `shown` (a held directory's name for it is no name to show).
  */
-export function openTarget(at: string, mode: keyof typeof FLAGS, path = at): Opened {
+export function openTarget(at: string, mode: keyof typeof FLAGS, path = at): OpenedTarget {
 	let fd: number;
 	try {
 		fd = openSync(at, FLAGS[mode], 0o666);
@@ -85,13 +74,13 @@ export function openTarget(at: string, mode: keyof typeof FLAGS, path = at): Ope
 
 const refusalText = (path: string, what: string): string =>
 	`${path} is not a regular file (${what}); /blob reads and writes regular files only`;
-const refusal = (path: string, what: string): Opened => ({
+const refusal = (path: string, what: string): OpenedTarget => ({
 	ok: false,
 	code: "not_regular_file",
 	message: refusalText(path, what),
 });
 
-function close(fd: number, r: Opened): Opened {
+function close(fd: number, r: OpenedTarget): OpenedTarget {
 	closeSync(fd);
 	return r;
 }
@@ -120,31 +109,4 @@ function pseudoFs(fd: number, path: string): string | null {
 		}
 	}
 	return PSEUDO_FS.get(type) ?? null;
-}
-
-const MAX_LINK_HOPS = 40;
-
-/**
- * The file a write to `path` reaches: symlinks are followed (even dangling), so a PUT replaces the file
- * a link points to and the link stays. `linked` says a link was followed.
- */
-export function replaceTarget(path: string): { target: string; linked: boolean } {
-	let at = path;
-	let hop = 0;
-	for (; hop < MAX_LINK_HOPS; hop++) {
-		let st: Stats;
-		try {
-			st = lstatSync(at);
-		} catch {
-			break;
-		}
-		if (!st.isSymbolicLink()) break;
-		at = resolve(dirname(at), readlinkSync(at));
-	}
-	// The directory may itself be reached through links: name the staging file by the real one.
-	try {
-		return { target: join(realpathSync(dirname(at)), basename(at)), linked: hop > 0 };
-	} catch {
-		return { target: at, linked: hop > 0 };
-	}
 }

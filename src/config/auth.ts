@@ -59,8 +59,8 @@ export class TokenSet {
 
 	/**
 	 * Adds the token `name`, or gives it a new secret (the old one stops working at once). A secret held by
-	 * another name moves here: that name keeps its entry without the secret until it is set or removed
-	 * (a table applied as a whole, e.g. a secret moved between names or two swapped, ends consistent).
+	 * another name moves here: that name keeps its entry, but its digest no longer finds it and its `ended`
+	 * stays unaborted until it is set or removed (a table applied as a whole, e.g. two swapped, ends consistent).
 	 */
 	set(name: string, secret: string): void {
 		const old = this.#byName.get(name);

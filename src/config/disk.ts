@@ -58,6 +58,8 @@ function syncDir(dir: string): void {
 }
 
 /** Targets of an unlocked read-modify-write (see `withLock`): the bytes the cycle began from. */
+// Module scope is safe here: an entry lives only while one synchronous cycle runs (unlockedCycle), so no
+// other server, request or timer can see it; threading it through every config writer would add nothing.
 const unlocked = new Map<string, Buffer | null>();
 
 const snapshot = (path: string): Buffer | null => {

@@ -8,7 +8,8 @@ import { lstatSync, readlinkSync, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, sep } from "node:path";
 import { runtimePath } from "./runtime.ts";
 
-const MAX_LINK_HOPS = 40;
+/** Links one walk follows before it stops following them (the kernel's MAXSYMLINKS). */
+export const MAX_LINK_HOPS = 40;
 
 /**
  * The path a write to `path` (absolute) reaches: each existing component that is a link is replaced by

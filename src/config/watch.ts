@@ -1,9 +1,10 @@
 /**
- * Watches the config for edits by another process (`npm run token`, an editor). Directories are watched, not
- * files: an atomic write renames a new inode over the old one, which a file watch would lose. Two of them:
- * the directory of the name the environment gave (a link, in a dotfiles layout) and that of the file it
- * reaches, so an edit of the file and a re-pointed link are both seen; when the link points elsewhere, the
- * new file's directory is watched instead. Other names are ignored; a burst becomes one call after a pause.
+ * Watches the config for edits: by another process (`npm run token`, an editor), and the bridge's own `/a2a`
+ * writes too, which find nothing new to apply. Directories are watched, not files: an atomic write renames a
+ * new inode over the old one, which a file watch would lose. Two of them: the directory of the name the
+ * environment gave (a link, in a dotfiles layout) and that of the file it reaches, so an edit of the file and
+ * a re-pointed link are both seen; when the link points elsewhere, the new file's directory is watched
+ * instead. Other names are ignored; a burst becomes one call after a pause.
  */
 import { type FSWatcher, watch } from "node:fs";
 import { basename, dirname, sep } from "node:path";

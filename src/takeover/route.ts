@@ -4,7 +4,8 @@ import { readRouteBody, refusalsOf } from "../core/route-kit.ts";
 import type { ExtraRoute } from "../core/types.ts";
 import type { Takeover } from "./takeover.ts";
 
-const MAX_BODY_BYTES = 1024;
+/** A toggle body is `{"enabled": …}`: 1 KiB is ample (MCP bodies have core/facts.ts's 4 MiB MAX_BODY_BYTES). */
+const MAX_TOGGLE_BYTES = 1024;
 
 /** Each `/host-llm` refusal code and its HTTP status; docs/protocol.md carries the same rows. @internal */
 export const HOST_LLM_ERRORS = { invalid_body: 400, cannot_arm: 409, body_too_large: 413, audit_budget: 429 } as const;
@@ -22,7 +23,7 @@ export function createHostLlmRoute(
 		methods: ["GET", "POST"],
 		async handle(req, ctx) {
 			if (req.method === "GET") return Response.json(takeover.state());
-			const bytes = await readRouteBody(req, ctx, MAX_BODY_BYTES, refuse);
+			const bytes = await readRouteBody(req, ctx, MAX_TOGGLE_BYTES, refuse);
 			if (bytes instanceof Response) return bytes;
 			let body: unknown;
 			try {

@@ -5,8 +5,65 @@
  * for what an approver sees; nothing of the program under test draws it.
  */
 
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Terminal as Emulator } from "@xterm/headless";
 import { type Subprocess, spawn } from "bun";
+import { PLACEHOLDER_MODELS } from "./host.ts";
+
+/** A throwaway HOME for a host on a screen: `.omp/agent` holding the placeholder model, and a working directory. */
+export function screenHome(prefix: string): { home: string; agent: string; cwd: string } {
+	const home = mkdtempSync(join(tmpdir(), prefix));
+	const agent = join(home, ".omp", "agent");
+	const cwd = join(home, "work");
+	mkdirSync(agent, { recursive: true });
+	mkdirSync(cwd);
+	writeFileSync(join(agent, "models.yml"), PLACEHOLDER_MODELS);
+	return { home, agent, cwd };
+}
+
+/** The environment a host on a screen runs with: nothing of the test's own but PATH (and TMPDIR when given). */
+export const screenEnv = (home: string, term: string, extra: Record<string, string> = {}): Record<string, string> => ({
+	PATH: process.env.PATH ?? "",
+	HOME: home,
+	LANG: "C.UTF-8",
+	TERM: term,
+	...extra,
+});
+
+/** A plain JSON MCP client (2025-11-25) of the bridge a screen's host serves, one Bearer token for every request. */
+export class ScreenClient {
+	constructor(
+		readonly url: string,
+		readonly token: string,
+	) {}
+
+	post(body: unknown, extra: Record<string, string> = {}): Promise<Response> {
+		const headers = { authorization: `Bearer ${this.token}`, "content-type": "application/json", ...extra };
+		return fetch(this.url, { method: "POST", headers, body: JSON.stringify(body) });
+	}
+
+	/** A new session whose client names itself `name` (the prompt's label shows it); "" when refused. */
+	async session(name: string): Promise<string> {
+		const init = await this.post({
+			jsonrpc: "2.0",
+			id: 0,
+			method: "initialize",
+			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name, version: "0" } },
+		});
+		await init.text();
+		return init.ok ? (init.headers.get("mcp-session-id") ?? "") : "";
+	}
+
+	/** `tools/call` in `session`, resolved with the call's result. */
+	call(name: string, args: Record<string, unknown>, session: string): Promise<{ isError: boolean }> {
+		return this.post(
+			{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
+			{ "mcp-session-id": session },
+		).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
+	}
+}
 
 export class Screen {
 	readonly #emulator: Emulator;

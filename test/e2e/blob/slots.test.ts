@@ -20,6 +20,7 @@ import {
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { a2aAnswer, addLiveToken } from "../../helpers/a2a-command.ts";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
 import { waitFor } from "../../helpers/wait.ts";
@@ -46,23 +47,8 @@ describe("/blob download slots (issue 38)", () => {
 			r => r.tool === "blob:read" && r.token === token,
 		);
 
-	/** `/a2a <text>`, resolved once the bridge answers with a notification `pred` accepts. */
-	async function a2a(text: string, pred: (m: string) => boolean): Promise<string> {
-		const before = host.notifications().length;
-		await host.command(text);
-		let found: string | undefined;
-		await waitFor(`an answer to ${text}`, () => {
-			found = host.notifications().slice(before).find(pred);
-			return found !== undefined;
-		});
-		return found as string;
-	}
-	async function addToken(name: string): Promise<string> {
-		const answer = await a2a(`/a2a token add ${name}`, m => m.startsWith(`A2A bridge: token '${name}' is live`));
-		const secret = /Shown once:\n(\S+)\n/.exec(answer)?.[1];
-		if (!secret) throw new Error(`no secret in: ${answer}`);
-		return secret;
-	}
+	const a2a = (text: string, pred: (m: string) => boolean) => a2aAnswer(host, text, pred);
+	const addToken = (name: string) => addLiveToken(host, name);
 	const revoke = (name: string) => a2a(`/a2a token revoke ${name}`, m => m.includes(`token '${name}' revoked`));
 
 	test("finding 8: 300 downloads of a 5 KB file in a row by one client (share 2 of 256) -> none refused; 300 audited reads", async () => {

@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { a2aAnswer, addLiveToken } from "../../helpers/a2a-command.ts";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, openSession, rpcPost, useSharedHost } from "../../helpers/host.ts";
 import { envelope, MODERN } from "../../helpers/modern.ts";
@@ -18,25 +19,8 @@ useSharedHost({}, h => ({ host } = h));
 
 const auth = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
-/** `/a2a <text>`, resolved with the bridge's answer (the first notification after it that `pred` accepts). */
-async function a2a(text: string, pred: (m: string) => boolean = m => m.startsWith("A2A bridge: ")): Promise<string> {
-	const before = host.notifications().length;
-	await host.command(text);
-	let found: string | undefined;
-	await waitFor(`an answer to ${text}`, () => {
-		found = host.notifications().slice(before).find(pred);
-		return found !== undefined;
-	});
-	return found as string;
-}
-
-/** Adds a token live and returns its secret (shown once in the answer). */
-async function addToken(name: string): Promise<string> {
-	const answer = await a2a(`/a2a token add ${name}`, m => m.startsWith(`A2A bridge: token '${name}' is live`));
-	const secret = /Shown once:\n(\S+)\n/.exec(answer)?.[1];
-	if (!secret) throw new Error(`no secret in: ${answer}`);
-	return secret;
-}
+const a2a = (text: string, pred?: (m: string) => boolean) => a2aAnswer(host, text, pred);
+const addToken = (name: string) => addLiveToken(host, name);
 
 async function rotate(name: string): Promise<string> {
 	await a2a(`/a2a rotate ${name}`);

@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { a2aAnswer, addLiveToken } from "../../helpers/a2a-command.ts";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
 import { modernPost } from "../../helpers/modern.ts";
@@ -16,20 +17,8 @@ describe("a revoked token's call waiting on a prompt", () => {
 	let host: Host;
 	useSharedHost({ args: ["--approval-mode", "always-ask"] }, h => ({ host } = h));
 
-	async function a2a(text: string, pred: (m: string) => boolean): Promise<string> {
-		const before = host.notifications().length;
-		await host.command(text);
-		let found: string | undefined;
-		await waitFor(`an answer to ${text}`, () => {
-			found = host.notifications().slice(before).find(pred);
-			return found !== undefined;
-		});
-		return found as string;
-	}
-
 	test("revoke while the host asks -> the call ends cancelled, the dialog is closed, approving later runs nothing", async () => {
-		const answer = await a2a("/a2a token add asker", m => m.startsWith("A2A bridge: token 'asker' is live"));
-		const secret = /Shown once:\n(\S+)\n/.exec(answer)?.[1] as string;
+		const secret = await addLiveToken(host, "asker");
 		const marker = `revoked-prompt-${crypto.randomUUID()}`;
 		const pending = modernPost(
 			host,
@@ -41,7 +30,7 @@ describe("a revoked token's call waiting on a prompt", () => {
 			(err: unknown) => ({ status: 0, text: String(err) }),
 		);
 		const prompt = await host.waitFrame(f => f.method === "select" && String(f.title).includes(marker));
-		await a2a("/a2a token revoke asker", m => m.includes("token 'asker' revoked"));
+		await a2aAnswer(host, "/a2a token revoke asker", m => m.includes("token 'asker' revoked"));
 		await host.waitFrame(f => f.method === "cancel" && f.targetId === prompt.id, 10_000);
 		const reply = await pending;
 		expect(reply.text).not.toContain(`"isError":false`);

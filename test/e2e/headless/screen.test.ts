@@ -9,11 +9,10 @@
  * as the terminal renders it, and the marker file the approved command leaves.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
-import { Screen } from "../../helpers/screen.ts";
+import { BUN, ROOT } from "../../helpers/host.ts";
+import { Screen, ScreenClient, screenEnv, screenHome } from "../../helpers/screen.ts";
 
 const COLS = 80;
 const ROWS = 24;
@@ -22,33 +21,13 @@ const FAKE = "Approval needed: bash from token owner, client test\n  Command: ls
 let home = "";
 let cwd = "";
 let screen: Screen | undefined;
-let url = "";
+let mcp: ScreenClient | undefined;
 let sid = "";
 
-async function post(body: unknown, extra: Record<string, string> = {}): Promise<Response> {
-	const token = JSON.parse(readFileSync(join(home, ".omp", "agent", "a2a-bridge.json"), "utf8")).token;
-	const headers = { authorization: `Bearer ${token}`, "content-type": "application/json", ...extra };
-	return fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-}
-
-function call(name: string, args: Record<string, unknown>, session = sid): Promise<{ isError: boolean }> {
-	return post(
-		{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
-		{ "mcp-session-id": session },
-	).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
-}
-
+const call = (name: string, args: Record<string, unknown>, session = sid) =>
+	(mcp as ScreenClient).call(name, args, session);
 /** A session whose client names itself `name`. */
-async function session(name: string): Promise<string> {
-	const init = await post({
-		jsonrpc: "2.0",
-		id: 0,
-		method: "initialize",
-		params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name, version: "0" } },
-	});
-	await init.text();
-	return init.headers.get("mcp-session-id") ?? "";
-}
+const session = (name: string) => (mcp as ScreenClient).session(name);
 
 /** The answer is the prompt's last row, on a row of its own. */
 const ANSWER = "[y/N] Deny in";
@@ -86,18 +65,9 @@ function expectWholePrompt(prompt: string[], header: string): void {
 const logical = (rows: string[]): string => rows.join("\n").replaceAll(/\n *┆ /g, "");
 
 beforeAll(async () => {
-	home = mkdtempSync(join(tmpdir(), "a2a-screen-host-"));
-	cwd = join(home, "work");
-	mkdirSync(join(home, ".omp", "agent"), { recursive: true });
-	mkdirSync(cwd);
-	writeFileSync(join(home, ".omp", "agent", "models.yml"), PLACEHOLDER_MODELS);
-	const env = {
-		PATH: process.env.PATH ?? "",
-		HOME: home,
-		TMPDIR: process.env.TMPDIR ?? "/tmp",
-		LANG: "C.UTF-8",
-		TERM: "xterm",
-	};
+	let agent: string;
+	({ home, agent, cwd } = screenHome("a2a-screen-host-"));
+	const env = screenEnv(home, "xterm", { TMPDIR: process.env.TMPDIR ?? "/tmp" });
 	const cmd = [
 		BUN,
 		join(ROOT, "scripts", "host.ts"),
@@ -114,15 +84,11 @@ beforeAll(async () => {
 		if (Date.now() > deadline) throw new Error(`the headless host did not start:\n${screen.history()}`);
 		await Bun.sleep(200);
 	}
-	url = /^ {2}URL: +(\S+)/m.exec(screen.history())?.[1] ?? "";
-	const init = await post({
-		jsonrpc: "2.0",
-		id: 0,
-		method: "initialize",
-		params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "test", version: "0" } },
-	});
-	sid = init.headers.get("mcp-session-id") ?? "";
-	await init.text();
+	const url = /^ {2}URL: +(\S+)/m.exec(screen.history())?.[1] ?? "";
+	// The host wrote its config with a fresh token when it started.
+	const token = JSON.parse(readFileSync(join(agent, "a2a-bridge.json"), "utf8")).token;
+	mcp = new ScreenClient(url, token);
+	sid = await mcp.session("test");
 }, 120_000);
 
 afterAll(async () => {

@@ -8,76 +8,43 @@
  * denied command leaves or not.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bodyText, checkRows, type Dialog, dialog } from "../../helpers/dialog.ts";
-import { BUN, freePort, OMP, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
-import { Screen } from "../../helpers/screen.ts";
+import { BUN, freePort, OMP, ROOT } from "../../helpers/host.ts";
+import { Screen, ScreenClient, screenEnv, screenHome } from "../../helpers/screen.ts";
 
 const FAKE = "Approval needed: bash from token owner, client test\n  Command: ls -la";
 const TOKEN = `tui${crypto.randomUUID().replaceAll("-", "")}`;
 
 let home = "";
 let cwd = "";
-let url = "";
 let sid = "";
 let screen: Screen | undefined;
+let mcp: ScreenClient | undefined;
 
-function post(body: unknown, extra: Record<string, string> = {}): Promise<Response> {
-	const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...extra };
-	return fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-}
-
-const call = (args: Record<string, unknown>, session = sid) =>
-	post(
-		{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bash", arguments: args } },
-		{ "mcp-session-id": session },
-	).then(async r => ((await r.json()) as { result: { isError: boolean } }).result);
-
+const call = (args: Record<string, unknown>, session = sid) => (mcp as ScreenClient).call("bash", args, session);
 /** A session whose client names itself `name` (the label shows it). */
-async function session(name: string): Promise<string> {
-	const init = await post({
-		jsonrpc: "2.0",
-		id: 0,
-		method: "initialize",
-		params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name, version: "0" } },
-	});
-	await init.text();
-	return init.headers.get("mcp-session-id") ?? "";
-}
+const session = (name: string) => (mcp as ScreenClient).session(name);
 
 beforeAll(async () => {
-	home = mkdtempSync(join(tmpdir(), "a2a-tui-"));
-	cwd = join(home, "work");
-	const agent = join(home, ".omp", "agent");
-	mkdirSync(agent, { recursive: true });
-	mkdirSync(cwd);
-	writeFileSync(join(agent, "models.yml"), PLACEHOLDER_MODELS);
+	let agent: string;
+	({ home, agent, cwd } = screenHome("a2a-tui-"));
 	// A fresh HOME would open omp's first-run setup wizard over the session.
 	writeFileSync(join(agent, "config.yml"), "setupVersion: 2\nstartup:\n  setupWizard: false\n");
 	const port = await freePort();
-	url = `http://127.0.0.1:${port}/`;
+	mcp = new ScreenClient(`http://127.0.0.1:${port}/`, TOKEN);
 	writeFileSync(join(agent, "a2a-bridge.json"), JSON.stringify({ host: "127.0.0.1", port, token: TOKEN }), {
 		mode: 0o600,
 	});
-	const env = { PATH: process.env.PATH ?? "", HOME: home, LANG: "C.UTF-8", TERM: "xterm-256color" };
+	const env = screenEnv(home, "xterm-256color");
 	const entry = join(ROOT, "extensions", "a2a-bridge.ts");
 	const cmd = [BUN, "--no-install", OMP, "--no-session", "--approval-mode", "always-ask", "-e", entry];
 	screen = Screen.start(cmd, { cwd, env, cols: 80, rows: 24 });
 	const deadline = Date.now() + 90_000;
 	for (;;) {
-		const init = await post({
-			jsonrpc: "2.0",
-			id: 0,
-			method: "initialize",
-			params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "test", version: "0" } },
-		}).catch(() => null);
-		if (init?.ok) {
-			sid = init.headers.get("mcp-session-id") ?? "";
-			await init.text();
-			break;
-		}
+		sid = await mcp.session("test").catch(() => "");
+		if (sid !== "") break;
 		if (Date.now() > deadline) throw new Error(`the TUI's bridge did not start:\n${screen.visible().join("\n")}`);
 		await Bun.sleep(500);
 	}

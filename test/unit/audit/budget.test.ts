@@ -80,7 +80,7 @@ describe("one token at its maximum rate for an hour (the real budget and log)", 
 			if (log.admit(blob, 1) === 0) log.write(blob);
 			log.refused({ ...blob, id: `f${step}`, isError: true, error: "not found" });
 		}
-		await log.flush();
+		await log.close();
 		const records = onDisk(path);
 		const ids = new Set(records.map(r => String(r.id)));
 		expect(earlier.filter(id => !ids.has(id))).toEqual([]);
@@ -123,7 +123,7 @@ describe("TokenBudget", () => {
 		expect(budget.level("ci")).toBeLessThan(100_000);
 		await log.calls.start(c);
 		await log.calls.done({ ...c, isError: false });
-		await log.flush();
+		await log.close();
 		expect(budget.level("ci")).toBe(100_000 - readFileSync(path).length);
 	});
 
@@ -201,7 +201,7 @@ describe("generated record mixes (issue 38 item 9, class 3)", () => {
 						ran.set(id, 1);
 					}
 				}
-				await log.flush();
+				await log.close();
 				const records = onDisk(path);
 				const seen = new Map<string, number>();
 				for (const r of records) seen.set(String(r.id), (seen.get(String(r.id)) ?? 0) + 1);

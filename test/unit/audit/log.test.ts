@@ -345,7 +345,7 @@ describe("refusals coalesced per token (contract §16, issue 20 item 5)", () => 
 			});
 			if (i === 999) t += 10; // still inside the window
 		}
-		await log.flush();
+		await log.close();
 		const lines = readLines(p);
 		expect(lines.slice(0, before.length)).toEqual(before);
 		expect(existsSync(`${p}.1`)).toBe(false);
@@ -378,7 +378,7 @@ describe("refusals coalesced per token (contract §16, issue 20 item 5)", () => 
 		r("a", "a2");
 		t += REFUSAL_WINDOW_MS;
 		r("a", "a3");
-		await log.flush();
+		await log.close();
 		const recs = readLines(p).map(l => JSON.parse(l));
 		expect(recs.map(x => [x.token, x.count, x.id.length > 3 ? "summary" : x.id])).toEqual([
 			["a", 1, "a1"],

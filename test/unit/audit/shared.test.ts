@@ -64,7 +64,7 @@ describe("two writers on one audit path (issue 38 item 4)", () => {
 						bytes += Buffer.byteLength(recordLine(record, new Date()));
 						written.push({ id: record.id, at: bytes });
 					}
-					await Promise.all(logs.map(l => l.flush()));
+					await Promise.all(logs.map(l => l.close()));
 					const found = ids(path);
 					expect(found.length).toBe(new Set(found).size);
 					// Every line with less than three generations' worth written after it is kept (older ones may go).
@@ -127,7 +127,7 @@ describe("two writers on one audit path (issue 38 item 4)", () => {
 			},
 			{ timeoutMs: 5000, everyMs: 100 },
 		);
-		await log.flush();
+		await log.close();
 		expect(ids(path).length).toBe(12 + n);
 		closeSync(lockFd);
 	});

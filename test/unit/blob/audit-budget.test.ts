@@ -63,7 +63,7 @@ describe("/blob and the audit budget (issue 38 item 4)", () => {
 				expect(((await res.json()) as { code: string }).code).toBe("audit_budget");
 			} else await res.arrayBuffer();
 		}
-		await log.flush();
+		await log.close();
 		const ok = statuses.filter(s => s === 200).length;
 		const refused = statuses.filter(s => s === 429).length;
 		expect(ok).toBeGreaterThan(0);
@@ -82,7 +82,7 @@ describe("/blob and the audit budget (issue 38 item 4)", () => {
 		const statuses = new Set<number>();
 		for (let i = 0; i < 500; i++) statuses.add((await get(`path=missing-${i}.txt`)).status);
 		expect([...statuses].sort()).toEqual([404, 429]);
-		await log.flush();
+		await log.close();
 		const recs = records(path);
 		const whole = recs.filter(r => r.count === undefined);
 		expect(whole.length).toBeGreaterThan(10);

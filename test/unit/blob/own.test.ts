@@ -96,5 +96,14 @@ describe("the bridge's own paths (contract §19)", () => {
 		expect(reachedPath(join(w, "dangling", "x"))).toBe(join(dir, "nowhere", "deeper", "x"));
 		expect(reachedPath(join(w, "rel", "..", "f"))).toBe(join(w, "f"));
 		expect(reachedPath(join(w, "missing", "a"))).toBe(join(w, "missing", "a"));
+		// A chain of links to a file, and a link whose `..` is taken where the linked directory really is.
+		writeFileSync(join(w, "real"), "r");
+		symlinkSync(join(w, "real"), join(w, "l1"));
+		symlinkSync(join(w, "l1"), join(w, "l2"));
+		expect(reachedPath(join(w, "l2"))).toBe(join(w, "real"));
+		mkdirSync(join(w, "x", "y"), { recursive: true });
+		symlinkSync(join("x", "y"), join(w, "a"));
+		symlinkSync(join("..", "f"), join(w, "x", "y", "up"));
+		expect(reachedPath(join(w, "a", "up"))).toBe(join(w, "x", "f"));
 	});
 });

@@ -1,6 +1,16 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../../src/audit/record.ts";
@@ -239,6 +249,26 @@ describe("createBlobRoute (handle without a socket)", () => {
 			args: { offset: 0, bytes: 7 },
 		});
 		expect((await call("POST", "path=cut&offset=7", "!")).status).toBe(200);
+	});
+
+	test("issue 41.8: HEAD through links tells the offset of the file a cut PUT staged, reached as the kernel reaches it", async () => {
+		// `a` is a linked directory and `a/l` says `../f`: the kernel takes `..` from x/y, not from `a`'s parent.
+		const cwd = join(dir, "cwd");
+		mkdirSync(join(cwd, "x", "y"), { recursive: true });
+		symlinkSync(join("x", "y"), join(cwd, "a"));
+		symlinkSync(join("..", "f"), join(cwd, "x", "y", "l"));
+		const { body, push } = pushBody();
+		push.enqueue(new TextEncoder().encode("partial"));
+		const pending = call("PUT", "path=a/l", body);
+		await waitFor("a staging file in x to hold the pushed bytes", () =>
+			readdirSync(join(cwd, "x")).some(n => n.startsWith(".a2a-staging-") && statSync(join(cwd, "x", n)).size === 7),
+		);
+		push.error(new Error("socket closed"));
+		expect((await pending).status).toBe(400);
+		const staged = readdirSync(join(cwd, "x")).filter(n => n.startsWith(".a2a-staging-"));
+		expect(staged).toHaveLength(1);
+		const head = await call("HEAD", "path=a/l");
+		expect([head.status, head.headers.get("upload-offset")]).toEqual([404, "7"]);
 	});
 
 	test("a PUT whose secret ended while its body came in replaces nothing: the identity is checked after the body", async () => {

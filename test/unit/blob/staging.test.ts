@@ -19,7 +19,6 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { cleanStaging, inFlightName, STAGING_MAX_PER_DIR, stagedSize } from "../../../src/blob/staged.ts";
 import { commit, discard, openStaging, park, type StagingFile } from "../../../src/blob/staging.ts";
-import { replaceTarget } from "../../../src/blob/target.ts";
 
 const NEW_SHAPE = /^\.a2a-staging-[0-9a-f]{32}-[0-9a-f]{16}(\.[0-9]+)?$/;
 
@@ -170,16 +169,5 @@ describe("staging files", () => {
 		expect(() => commit(f, t())).toThrow("no longer names the file this upload wrote");
 		expect(existsSync(t())).toBe(false);
 		closeSync(f.fd);
-	});
-
-	test("replaceTarget follows links (dangling too) and says so", () => {
-		const real = join(dir, "real");
-		writeFileSync(real, "r");
-		symlinkSync(real, join(dir, "l1"));
-		symlinkSync(join(dir, "l1"), join(dir, "l2"));
-		symlinkSync(join(dir, "nowhere"), join(dir, "dangling"));
-		expect(replaceTarget(join(dir, "l2"))).toEqual({ target: real, linked: true });
-		expect(replaceTarget(join(dir, "dangling"))).toEqual({ target: join(dir, "nowhere"), linked: true });
-		expect(replaceTarget(real)).toEqual({ target: real, linked: false });
 	});
 });

@@ -17,7 +17,7 @@ import { createBlobRoute } from "../../../src/blob/route.ts";
 import { ERRORS } from "../../../src/core/errors.ts";
 import { BridgeServer } from "../../../src/core/server.ts";
 import type { ExtraRoute, ToolCallRequest } from "../../../src/core/types.ts";
-import { createHostLlmRoute } from "../../../src/takeover/route.ts";
+import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import { Takeover } from "../../../src/takeover/takeover.ts";
 import { buildRequest, requestArb, routeArbs } from "../../helpers/arbitraries.ts";
 import { FakeHost } from "../../helpers/fake-takeover-host.ts";
@@ -108,7 +108,7 @@ async function harness(): Promise<Harness> {
 /** Each route's own refusals: `{error, code}` with the code's documented status. */
 const ROUTE_ERRORS: Record<string, Record<string, number>> = {
 	"/blob": BLOB_ERRORS,
-	"/host-llm": { invalid_body: 400, body_too_large: 413, cannot_arm: 409 },
+	"/host-llm": HOST_LLM_ERRORS,
 };
 
 /** Statuses only a route answers with: partial content and the conflicts of its own table. */

@@ -12,6 +12,7 @@ import {
 } from "../../../src/host/prompt-text.ts";
 import { CONTINUED } from "../../../src/text/rows.ts";
 import { hasHidden } from "../../../src/text/show.ts";
+import { anyText } from "../../helpers/arbitraries.ts";
 
 /** What omp 18.2.3 shows (`formatApprovalPrompt` with the tool's own `formatApprovalDetails`). */
 const hostTitle = (tool: string, details: string[], reason?: string) =>
@@ -105,7 +106,7 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 
 	test("property: for any command, no title line but the bridge's own starts outside a marked row", () => {
 		fc.assert(
-			fc.property(fc.string({ unit: "binary", maxLength: 300 }), command => {
+			fc.property(anyText({ maxLength: 300 }), command => {
 				const lines = titleFor("bash", { command }, BASH_ORDER, bashDetails({ command })).split("\n");
 				expect(lines[0]?.startsWith("Allow tool: bash — remote call (A2A): ")).toBe(true);
 				expect(lines.at(-1)).toBe("Remote call (A2A): token ci, client claude-code");
@@ -115,7 +116,7 @@ describe("approvalTitle: what the approver reads is what runs (issue 30 defect 1
 			}),
 			{ numRuns: 300 },
 		);
-	}, 30_000);
+	});
 });
 
 describe("approvalTitle: every argument that decides what happens is shown (issue 30 defect 3)", () => {
