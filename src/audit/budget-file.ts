@@ -63,7 +63,8 @@ export function budgetFile(
 				const flags = constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 				fd = openSync(path, flags, 0o600);
 			} catch (err) {
-				say(`cannot be opened (${reason(err)})`);
+				// A missing directory is the log's own failure, said by its writer; anything else is said here.
+				if ((err as NodeJS.ErrnoException).code !== "ENOENT") say(`cannot be opened (${reason(err)})`);
 				return own.run(fn);
 			}
 			try {

@@ -72,8 +72,11 @@ export class TokenBudget {
 
 	/** Takes `bytes` whether or not the token has them: a record of work that ran is never dropped. */
 	charge(token: string, bytes: number): void {
-		const done = this.#run(m => this.#debit(m, token, bytes));
-		if (done !== undefined) return;
+		const done = this.#run(m => {
+			this.#debit(m, token, bytes);
+			return true;
+		});
+		if (done) return;
 		if (this.#owed.size >= MAX_BUCKETS && !this.#owed.has(token)) return;
 		this.#owed.set(token, (this.#owed.get(token) ?? 0) + bytes);
 	}
