@@ -7,7 +7,8 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CallAudit } from "../core/types.ts";
-import { TokenBudget } from "./budget.ts";
+import { AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, TokenBudget } from "./budget.ts";
+import { budgetFile } from "./budget-file.ts";
 import { AuditFile } from "./file.ts";
 import { type AuditRecord, RECORD_MAX_BYTES, recordLine } from "./record.ts";
 import type { Scrub } from "./redact.ts";
@@ -36,7 +37,7 @@ export interface AuditOptions {
 	secrets?: () => string | readonly string[];
 	maxBytes?: number;
 	now?: () => Date;
-	/** The per-token budget (tests give a small one on their clock). */
+	/** The per-token budget (tests give a small one on their clock); by default shared through `<path>.budget`. */
 	budget?: TokenBudget;
 	/** The cross-process lock rotation takes (the entry hands in flock); none: rotation within this process only. */
 	lock?: RotationLock;
@@ -66,7 +67,10 @@ interface Held {
 export function createAuditLog(opts: AuditOptions): AuditLog {
 	const now = opts.now ?? (() => new Date());
 	const file = new AuditFile(opts.path, opts.maxBytes ?? AUDIT_MAX_BYTES, opts.log, opts.lock);
-	const budget = opts.budget ?? new TokenBudget(() => now().getTime());
+	// One budget per token for every bridge on this path: the buckets are in a file beside the log.
+	const shared = budgetFile(opts.path, AUDIT_BURST_BYTES, opts.lock, opts.log);
+	const budget =
+		opts.budget ?? new TokenBudget(() => now().getTime(), AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, shared);
 	const held = new Map<string, Held>();
 	const line = (record: AuditRecord): string => {
 		const live = opts.secrets?.() ?? [];
