@@ -17,7 +17,7 @@ const sleepSync = (ms: number): void => {
 	Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 };
 
-/** The file's lines as buckets (pure): a line that does not parse is skipped, levels held within ±burst. */
+/** The file's lines as buckets (pure): a line that does not parse is skipped, levels held within ±burst. @internal */
 export function parseBuckets(text: string, burst: number): Map<string, Bucket> {
 	const m = new Map<string, Bucket>();
 	for (const line of text.split("\n")) {
@@ -38,7 +38,7 @@ export function parseBuckets(text: string, burst: number): Map<string, Bucket> {
 	return m;
 }
 
-export const bucketsText = (m: Map<string, Bucket>): string =>
+const bucketsText = (m: Map<string, Bucket>): string =>
 	[...m].map(([token, b]) => `${encodeURIComponent(token)} ${b.level} ${b.at}\n`).join("");
 
 /** The shared store of `<auditPath>.budget`; `lock` is the flock rotation takes (none: unlocked, same process). */

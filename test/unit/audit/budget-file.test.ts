@@ -4,7 +4,6 @@
  * huge levels, a FIFO, a symlink) never lends a token more than a burst and never stops the records.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { execFileSync } from "node:child_process";
 import {
 	existsSync,
 	lstatSync,
@@ -73,7 +72,7 @@ describe("one token's budget across 1-4 bridges arriving and leaving on one audi
 					arrivals++;
 				} else if (r > 0.8 && bridges.length > 1) {
 					const i = Math.floor(next() * bridges.length);
-					await bridges[i]?.flush();
+					await bridges[i]?.close();
 					bridges = bridges.filter((_, j) => j !== i);
 				}
 				for (const [b, log] of bridges.entries()) {
@@ -85,7 +84,7 @@ describe("one token's budget across 1-4 bridges arriving and leaving on one audi
 					}
 				}
 			}
-			for (const log of bridges) await log.flush();
+			for (const log of bridges) await log.close();
 			const ids = idsOnDisk(path);
 			const lost = earlier.filter(id => !ids.has(id));
 			console.log(`seed ${seed}: ${arrivals} arrivals; owner records lost: ${lost.length}`);
@@ -125,7 +124,7 @@ describe("a hostile budget file", () => {
 	test("a FIFO or a symlink at the name: said once, the bridge keeps its own budget, records go on", () => {
 		for (const kind of ["fifo", "symlink"]) {
 			const path = join(dir, `${kind}.log`);
-			if (kind === "fifo") execFileSync("mkfifo", [`${path}.budget`]);
+			if (kind === "fifo") Bun.spawnSync(["mkfifo", `${path}.budget`]);
 			else symlinkSync(join(dir, "elsewhere"), `${path}.budget`);
 			const said: string[] = [];
 			const log = createAuditLog({ path, log: l => said.push(l) });
@@ -136,7 +135,7 @@ describe("a hostile budget file", () => {
 			expect(idsOnDisk(path).has("one")).toBe(true);
 			expect(existsSync(join(dir, "elsewhere"))).toBe(false);
 			expect(lstatSync(`${path}.budget`).isFile()).toBe(false);
-			void log.flush();
+			void log.close();
 		}
 	});
 });

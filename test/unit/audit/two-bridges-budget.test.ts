@@ -86,7 +86,7 @@ describe("attack2 rule 4: one token on two bridges sharing one audit path", () =
 				}
 			}
 		}
-		for (const log of bridges) await log.flush();
+		for (const log of bridges) await log.close();
 		const ids = idsOnDisk(path);
 		console.log(`flood calls that ran: ${ran}; owner records lost: ${earlier.filter(id => !ids.has(id)).length}`);
 		expect(earlier.filter(id => !ids.has(id))).toEqual([]);
