@@ -30,7 +30,7 @@ import { liveApprovals } from "../src/host/approvals-live.ts";
 import { machineIdFile, readBoxTag } from "../src/host/box-tag.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { entryName, startNotice } from "../src/host/commands.ts";
-import { followConfig, pinFirstPort } from "../src/host/config-live.ts";
+import { type Followed, followConfig, pinFirstPort } from "../src/host/config-live.ts";
 import { type FactCheck, refusalFor } from "../src/host/facts.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
 import { checkLiveHost, hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
@@ -114,7 +114,8 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const facts = checkLiveHost(); // each host fact probed once, before any is served by (docs/host-facts.md)
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
-	const own = () => ownFiles(name, [configPath, live?.configPath ?? configPath], auditGenerations(audit.path));
+	let followed: Followed | undefined; // every file the config has been at stays an own path
+	const own = () => ownFiles(name, followed?.files() ?? [configPath], auditGenerations(audit.path));
 	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, { ...knobs, prompts }, facts);
 	state.server = server;
 	const notify = notifier(ctx, logLine);
@@ -140,9 +141,9 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		facts,
 	};
 	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
-	const unfollow = followConfig(name, live, { url, port, cwd: mainCwd() }, notify, logLine);
+	followed = followConfig(name, live, { url, port, cwd: mainCwd() }, notify, logLine);
 	const stop = async (): Promise<void> => {
-		unfollow();
+		followed?.stop();
 		server.cancelTasks();
 		await stopWithin(bound.binding, RELEASE_GRACE_MS, () => server.cancelAll());
 		await audit.close();

@@ -6,14 +6,14 @@
  * (budget-file.ts), so two bridges never give one token two budgets. A bucket back at full is forgotten.
  */
 
-/** What a token may write at once after being quiet. @internal */
+/** What a token may write at once after being quiet. */
 export const AUDIT_BURST_BYTES = 6 * 1024 * 1024;
 /**
  * What a token may write per second, sustained: with the burst, an hour is about 71 % of what the log keeps
- * after a record (3 × (16 MiB − 8 KiB)), leaving the rest of that hour to every other token. @internal
+ * after a record (3 × (16 MiB − 8 KiB)), leaving the rest of that hour to every other token.
  */
 export const AUDIT_RATE_BYTES_PER_S = 8 * 1024;
-/** More buckets than live tokens can fill in a refill time: the oldest (nearest full) goes first. @internal */
+/** More buckets than live tokens can fill in a refill time: the oldest (nearest full) goes first. */
 export const MAX_BUCKETS = 4096;
 /** When the shared store could not be read in time: what a refused token is told to wait. */
 const STORE_BUSY_WAIT_MS = 1000;
@@ -52,11 +52,6 @@ export class TokenBudget {
 		this.#burst = burst;
 		this.#rate = ratePerS;
 		this.#store = store;
-	}
-
-	/** Bytes the token may spend now (negative while it pays off records of work that ran); 0 when unknown. */
-	level(token: string): number {
-		return this.#run(m => this.#refill(m, token)?.level ?? this.#burst) ?? 0;
 	}
 
 	/** Takes `bytes` when the token has them; false (nothing taken) when it has not. */

@@ -11,16 +11,18 @@ import { runtimePath } from "./runtime.ts";
 /** Links one walk follows before it stops following them (the kernel's MAXSYMLINKS). */
 export const MAX_LINK_HOPS = 40;
 
-/**
- * The path a write to `path` (absolute) reaches: each existing component that is a link is replaced by
- * what it points to, component by component, and `..` taken after the link it follows, as the kernel does;
- * from the first missing component on, the rest is taken as written. Throws on a relative path.
- */
-export function reachedPath(path: string): string {
+/** A directory and one name in it: where a link of a resolution sits, or the file it ends at. */
+export interface DirName {
+	dir: string;
+	name: string;
+}
+
+/** The end of a resolution and each link met on the way (at most MAX_LINK_HOPS, in the order met). */
+function walk(path: string): { at: string; links: DirName[] } {
 	if (!isAbsolute(path)) throw new Error(`${path}: not an absolute path`);
 	const todo = path.split(sep).filter(p => p !== "");
+	const links: DirName[] = [];
 	let at: string = sep;
-	let hops = 0;
 	let missing = false;
 	while (todo.length > 0) {
 		const part = todo.shift() as string;
@@ -37,7 +39,8 @@ export function reachedPath(path: string): string {
 			} catch {
 				missing = true;
 			}
-			if (st?.isSymbolicLink() && hops++ < MAX_LINK_HOPS) {
+			if (st?.isSymbolicLink() && links.length < MAX_LINK_HOPS) {
+				links.push({ dir: at, name: part });
 				const to = readlinkSync(next);
 				if (isAbsolute(to)) at = sep;
 				todo.unshift(...to.split(sep).filter(p => p !== ""));
@@ -46,7 +49,32 @@ export function reachedPath(path: string): string {
 		}
 		at = next;
 	}
-	return at;
+	return { at, links };
+}
+
+/**
+ * The path a write to `path` (absolute) reaches: each existing component that is a link is replaced by
+ * what it points to, component by component, and `..` taken after the link it follows, as the kernel does;
+ * from the first missing component on, the rest is taken as written. Throws on a relative path.
+ */
+export function reachedPath(path: string): string {
+	return walk(path).at;
+}
+
+/**
+ * Where a change can move what `path` (absolute) reaches: each link met resolving it, in the directory
+ * that holds it, then the file it reaches; no pair twice. At most MAX_LINK_HOPS + 1 pairs, a loop included.
+ */
+export function resolutionHops(path: string): DirName[] {
+	const { at, links } = walk(path);
+	const end = at === sep ? [] : [{ dir: dirname(at), name: basename(at) }];
+	const seen = new Set<string>();
+	return [...links, ...end].filter(h => {
+		const key = `${h.dir}${sep}${h.name}`;
+		if (seen.has(key)) return false;
+		seen.add(key);
+		return true;
+	});
 }
 
 /** `raw` as the kernel reaches it from `cwd` (absolute): absolute, every link followed, no `.`/`..`/`//`. */
@@ -62,15 +90,21 @@ export function namedPath(raw: string, cwd: string): string {
 	return join(reachedPath(dirname(abs)), name);
 }
 
-/** The config as the environment names it (`link`, maybe a symlink) and the file that name reaches now (`file`). */
+/**
+ * The config as the environment names it: `given` made absolute as written (re-resolved on each change, so a
+ * re-pointed link anywhere on the way moves it), `link` (its directories canonical at start, maybe a symlink)
+ * and the file that name reaches at start (`file`).
+ */
 export interface ConfigName {
+	given: string;
 	link: string;
 	file: string;
 }
 
-/** Both names of the config at `raw`, taken from `cwd`. */
+/** The names of the config at `raw`, taken from `cwd`. */
 export function configName(raw: string, cwd: string): ConfigName {
-	return { link: namedPath(raw, cwd), file: canonicalPath(raw, cwd) };
+	const given = isAbsolute(raw) ? raw : `${cwd}${sep}${raw}`;
+	return { given, link: namedPath(raw, cwd), file: canonicalPath(raw, cwd) };
 }
 
 /**

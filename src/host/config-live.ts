@@ -17,10 +17,19 @@ import { errorText } from "../text/error-text.ts";
 import type { CommandTarget } from "./a2a-command.ts";
 import type { Notify } from "./notify.ts";
 
+/** Files the config has been at that stay own paths: the first and the latest ones, older middle ones dropped. */
+const MAX_CONFIG_FILES = 16;
+
+/** A followed config: the stop, and every file it has been at (start first) for the own-path list. */
+export interface Followed {
+	stop: () => void;
+	files: () => readonly string[];
+}
+
 /**
  * Publishes this host in the runtime record beside the config and applies each settled edit; a re-pointed
- * link moves the config, and the record entry with it, so `npm run token` on either name finds this host.
- * Returns the stop (the watch ended, the entry removed).
+ * link anywhere on the name's way moves the config, and the record entry with it, so `npm run token` on
+ * either name finds this host. The stop ends the watch and removes the entry.
  */
 export function followConfig(
 	name: ConfigName,
@@ -28,8 +37,9 @@ export function followConfig(
 	where: { url: string; port: number; cwd: string },
 	notify: Notify,
 	logLine: (line: string) => void,
-): () => void {
+): Followed {
 	let unpublish = publishRuntime(r.configPath, where, logLine);
+	const been = [r.configPath];
 	const apply = configEditApplier(r, notify);
 	const unwatch = watchConfigFile(
 		name,
@@ -37,16 +47,19 @@ export function followConfig(
 			if (file !== r.configPath) {
 				unpublish();
 				r.configPath = file;
+				if (!been.includes(file)) been.push(file);
+				if (been.length > MAX_CONFIG_FILES) been.splice(1, 1);
 				unpublish = publishRuntime(file, where, logLine);
 			}
 			apply();
 		},
 		logLine,
 	);
-	return () => {
+	const stop = (): void => {
 		unwatch();
 		unpublish();
 	};
+	return { stop, files: () => been };
 }
 
 /**

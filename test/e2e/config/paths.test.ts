@@ -199,13 +199,13 @@ describe("finding 4: a config kept as a symlink (a dotfiles layout)", () => {
 		expect(revoked.code, revoked.err).toBe(0);
 		expect(revoked.out).not.toContain("no host runs");
 		expect(revoked.out).toContain(`pid ${h.proc.pid}`);
-		await until("the revoked token is refused", async () => (await status(url, laptop)) === 401, 5000);
+		await until("the revoked token is refused", async () => (await status(url, laptop)) === 401);
 
 		// A hand edit of the real file (an editor writing in place) applies.
 		const hand = secret();
 		const edited = JSON.parse(readFileSync(real, "utf8")) as Record<string, unknown>;
 		writeFileSync(real, JSON.stringify({ ...edited, tokens: [{ name: "hand", token: hand }] }, null, "\t"));
-		await until("the hand-edited token is live", async () => (await status(url, hand)) === 200, 5000);
+		await until("the hand-edited token is live", async () => (await status(url, hand)) === 200);
 
 		// The link re-pointed at another file (atomically, as dotfile managers do): its tokens apply, and
 		// npm run token on the link finds the host there.
@@ -216,12 +216,12 @@ describe("finding 4: a config kept as a symlink (a dotfiles layout)", () => {
 		});
 		symlinkSync(other, `${link}.new`);
 		renameSync(`${link}.new`, link);
-		await until("the re-pointed link's token is live", async () => (await status(url, moved)) === 200, 5000);
+		await until("the re-pointed link's token is live", async () => (await status(url, moved)) === 200);
 		expect(await status(url, hand)).toBe(401);
 		const listed = await token(h.home, ["add", "ci"], { A2A_BRIDGE_CONFIG: link });
 		expect(listed.code, listed.err).toBe(0);
 		expect(listed.out).toContain(`pid ${h.proc.pid}`);
 		const ci = listed.out.trim().split("\n").at(-1) ?? "";
-		await until("a token added after the re-point is live", async () => (await status(url, ci)) === 200, 5000);
+		await until("a token added after the re-point is live", async () => (await status(url, ci)) === 200);
 	}, 120_000);
 });

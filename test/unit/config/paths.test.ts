@@ -49,7 +49,11 @@ describe("paths fixed at start", () => {
 		])
 			expect([raw, canonicalPath(raw, cwd)]).toEqual([raw, at("real", "agent", "bridge.json")]);
 		expect(canonicalPath("audit.log/.", cwd)).toBe(at("work", "audit.log"));
-		expect(configName("link.json", cwd)).toEqual({ link: at("work", "link.json"), file: at("dots", "a2a.json") });
+		expect(configName("link.json", cwd)).toEqual({
+			given: `${cwd}/link.json`,
+			link: at("work", "link.json"),
+			file: at("dots", "a2a.json"),
+		});
 		expect(namedPath("../wlink/link.json", cwd)).toBe(at("work", "link.json"));
 		// A name not made yet is taken as written below its linked directory.
 		expect(canonicalPath("up/new.json", cwd)).toBe(at("real", "agent", "new.json"));
