@@ -15,7 +15,7 @@ describe("attack: /blob through a hard link to the audit budget file", () => {
 	let host: Host;
 	useSharedHost({}, h => ({ host } = h));
 
-	test("POST to a hard link of <audit>.budget is refused as own_file; the budget file keeps no planted line", async () => {
+	test("POST to a hard link of <audit>.budget: refused as own_file, no planted line in the file", async () => {
 		const budget = `${host.auditPath}.budget`;
 		const dir = mkdtempSync(join(host.home, "a2a-hl-"));
 		try {
