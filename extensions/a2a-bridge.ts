@@ -7,7 +7,7 @@
 import { homedir, hostname } from "node:os";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import pkg from "../package.json" with { type: "json" };
-import { auditGenerations } from "../src/audit/file.ts";
+import { auditOwnFiles } from "../src/audit/file.ts";
 import { type AuditLog, createAuditLog, defaultAuditPath } from "../src/audit/log.ts";
 import { CrossLocks } from "../src/blob/flock.ts";
 import { createBlobRoute } from "../src/blob/route.ts";
@@ -115,7 +115,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
 	let followed: Followed | undefined; // every file the config has been at stays an own path
-	const own = () => ownFiles(name, followed?.files() ?? [configPath], auditGenerations(audit.path));
+	const own = () => ownFiles(name, followed?.files() ?? [configPath], auditOwnFiles(audit.path));
 	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, { ...knobs, prompts }, facts);
 	state.server = server;
 	const notify = notifier(ctx, logLine);

@@ -41,6 +41,9 @@ export function parseBuckets(text: string, burst: number): Map<string, Bucket> {
 const bucketsText = (m: Map<string, Bucket>): string =>
 	[...m].map(([token, b]) => `${encodeURIComponent(token)} ${b.level} ${b.at}\n`).join("");
 
+/** The shared budget file of the log at `auditPath`. */
+export const budgetPath = (auditPath: string): string => `${auditPath}.budget`;
+
 /** The shared store of `<auditPath>.budget`; `lock` is the flock rotation takes (none: unlocked, same process). */
 export function budgetFile(
 	auditPath: string,
@@ -48,7 +51,7 @@ export function budgetFile(
 	lock: RotationLock | undefined,
 	log: (line: string) => void,
 ): BucketStore {
-	const path = `${auditPath}.budget`;
+	const path = budgetPath(auditPath);
 	const own = memoryStore();
 	const told = new Set<string>();
 	const say = (why: string): void => {

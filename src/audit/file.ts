@@ -8,10 +8,11 @@
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync } from "node:fs";
 import { writeAll } from "../config/disk.ts";
 import { errorText } from "../text/error-text.ts";
-import { isLive, type RotationLock, rotateShared } from "./rotate.ts";
+import { budgetPath } from "./budget-file.ts";
+import { auditGenerations, isLive, type RotationLock, rotateShared } from "./rotate.ts";
 
-// The entry names the generations as own files.
-export { auditGenerations } from "./rotate.ts";
+/** Every file of the log's own at `path` (the entry names them as own files): its generations and its budget file. */
+export const auditOwnFiles = (path: string): string[] => [...auditGenerations(path), budgetPath(path)];
 
 const FAILURE_LOG_EVERY = 100;
 /** After another writer held the rotation lock through a whole wait, records go on unrotated this long. */

@@ -24,6 +24,8 @@ import { streamFd } from "./stream-fd.ts";
 import { openTarget } from "./target.ts";
 
 const SWEEP_MS = 100;
+/** Longest a sent response keeps its slot while the kernel still holds bytes for a client that stopped reading. */
+const DRAIN_MAX_MS = 60_000;
 const FD_DIR = "/proc/self/fd";
 
 /**
@@ -34,6 +36,8 @@ const FD_DIR = "/proc/self/fd";
  */
 export class Sending {
 	readonly #open = new Map<number, { conn: Connection; release: () => void }>();
+	/** Responses Bun is done with whose bytes still wait in the kernel: a revocation can still reset them. */
+	readonly #draining = new Set<{ conn: Connection; release: () => void; until: number }>();
 	#timer: ReturnType<typeof setInterval> | null = null;
 
 	/** Takes `fd` (and its slot) to close after the response; false when Bun cannot tell this request's end. */
@@ -47,13 +51,19 @@ export class Sending {
 
 	/** Closes the descriptor and frees the slot of every response Bun is done with. */
 	settle(): void {
+		const now = performance.now();
 		for (const [fd, { conn, release }] of this.#open) {
 			if (conn.sent() === false) continue;
 			this.#open.delete(fd);
 			closeSync(fd);
-			release();
+			this.#draining.add({ conn, release, until: now + DRAIN_MAX_MS });
 		}
-		if (this.#open.size === 0 && this.#timer !== null) {
+		for (const d of this.#draining) {
+			if ((d.conn.queued() ?? 0) > 0 && now < d.until) continue;
+			this.#draining.delete(d);
+			d.release();
+		}
+		if (this.#open.size === 0 && this.#draining.size === 0 && this.#timer !== null) {
 			clearInterval(this.#timer);
 			this.#timer = null;
 		}

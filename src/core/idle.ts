@@ -4,7 +4,7 @@
  * restart on body bytes, so work that may take long (a tool call, a `/blob` transfer) holds it off
  * for its own duration and re-arms it when done, through the request's `Connection` handle.
  */
-import { resetConnection } from "./tcp-reset.ts";
+import { queuedBytes, resetConnection } from "./tcp-reset.ts";
 import type { Connection } from "./types.ts";
 
 /** At most 30 s (contract §15); also Bun's bound for half-sent headers is below it. */
@@ -21,10 +21,23 @@ interface Timer {
 const noop = (): void => {};
 
 /** For a request no listener saw (unit tests): holding and closing do nothing, `sent` knows nothing. */
-export const NO_CONNECTION: Connection = { holdOpen: () => noop, closeSoon: noop, cut: () => false, sent: () => null };
+export const NO_CONNECTION: Connection = {
+	holdOpen: () => noop,
+	closeSoon: noop,
+	cut: () => false,
+	sent: () => null,
+	queued: () => null,
+};
 
 /** The handle the listener makes for each request it hands to the pipeline. */
 export function connectionOf(req: Request, server: Timer, idleS = IDLE_TIMEOUT_S): Connection {
+	// Known while the request is live; kept so a response Bun is done with can still be reset or drained.
+	let peer: { address: string; port: number } | null = null;
+	try {
+		peer = server.requestIP(req);
+	} catch {
+		// Already closed.
+	}
 	const closeSoon = (): void => {
 		try {
 			server.timeout(req, 1);
@@ -48,15 +61,12 @@ export function connectionOf(req: Request, server: Timer, idleS = IDLE_TIMEOUT_S
 		},
 		closeSoon,
 		cut() {
-			let peer: { address: string; port: number } | null = null;
-			try {
-				peer = server.requestIP(req);
-			} catch {
-				// Already closed: nothing left to cut.
-			}
 			if (peer !== null && server.port !== undefined && resetConnection(server.port, peer)) return true;
 			closeSoon();
 			return false;
+		},
+		queued() {
+			return peer === null || server.port === undefined ? null : queuedBytes(server.port, peer);
 		},
 		sent() {
 			try {

@@ -29,25 +29,58 @@ export function canonicalAddress(text: string): string | null {
 	}
 }
 
+/** The row of the connection from `peer` to local port `localPort`: its socket inode and send queue. */
+interface Row {
+	inode: string;
+	/** Bytes the kernel holds for the peer, not yet acknowledged. */
+	sendQueue: number;
+}
+
 /**
- * The socket inode of the connection from `peer` to local port `localPort` in a /proc/net/tcp{,6} table,
- * or null when no row, or more than one, matches (a guess could reset someone else's connection). Pure. @internal
+ * The row of the connection from `peer` to local port `localPort` in a /proc/net/tcp{,6} table, or null when
+ * no row, or more than one, matches (a guess could reset someone else's connection). Pure.
  */
-export function socketInode(table: string, localPort: number, peer: { address: string; port: number }): string | null {
+function connectionRow(table: string, localPort: number, peer: { address: string; port: number }): Row | null {
 	const want = canonicalAddress(peer.address);
-	const found: string[] = [];
+	const found: Row[] = [];
 	for (const line of table.split("\n").slice(1)) {
 		const f = line.trim().split(/\s+/);
-		const [local, remote, inode] = [f[1], f[2], f[9]];
+		const [local, remote, queues, inode] = [f[1], f[2], f[4], f[9]];
 		if (local === undefined || remote === undefined || inode === undefined || !/^\d+$/.test(inode)) continue;
 		const [lAddr, lPort] = local.split(":");
 		const [rAddr, rPort] = remote.split(":");
 		if (lAddr === undefined || rAddr === undefined || lPort === undefined || rPort === undefined) continue;
 		if (Number.parseInt(lPort, 16) !== localPort || Number.parseInt(rPort, 16) !== peer.port) continue;
 		if (procAddress(lAddr) === null || !/^[0-9A-F]{4}$/.test(lPort) || !/^[0-9A-F]{4}$/.test(rPort)) continue;
-		if (want !== null && procAddress(rAddr) === want && inode !== "0") found.push(inode);
+		const tx = /^([0-9A-F]{8}):[0-9A-F]{8}$/.exec(queues ?? "")?.[1];
+		if (want !== null && procAddress(rAddr) === want && inode !== "0" && tx !== undefined) {
+			found.push({ inode, sendQueue: Number.parseInt(tx, 16) });
+		}
 	}
-	return found.length === 1 ? (found[0] as string) : null;
+	return found.length === 1 ? (found[0] as Row) : null;
+}
+
+/** The socket inode of that connection, or null (see `connectionRow`). Pure. @internal */
+export function socketInode(table: string, localPort: number, peer: { address: string; port: number }): string | null {
+	return connectionRow(table, localPort, peer)?.inode ?? null;
+}
+
+/** That connection's row in this process's tables, or null. */
+function liveRow(localPort: number, peer: { address: string; port: number }): Row | null {
+	for (const table of ["/proc/self/net/tcp", "/proc/self/net/tcp6"]) {
+		try {
+			const row = connectionRow(readFileSync(table, "utf8"), localPort, peer);
+			if (row !== null) return row;
+		} catch {
+			// No such table (no IPv6): the other one may hold it.
+		}
+	}
+	return null;
+}
+
+/** Bytes of this process's connection from `peer` still queued for it in the kernel; null when not found. */
+export function queuedBytes(localPort: number, peer: { address: string; port: number }): number | null {
+	return liveRow(localPort, peer)?.sendQueue ?? null;
 }
 
 type Connect = (fd: number, addr: unknown, len: number) => number;
@@ -72,14 +105,7 @@ const UNSPEC = new Uint8Array(16);
 export function resetConnection(localPort: number, peer: { address: string; port: number }): boolean {
 	libcConnect ??= loadConnect();
 	if (libcConnect === null) return false;
-	let inode: string | null = null;
-	for (const table of ["/proc/self/net/tcp", "/proc/self/net/tcp6"]) {
-		try {
-			inode ??= socketInode(readFileSync(table, "utf8"), localPort, peer);
-		} catch {
-			// No such table (no IPv6): the other one may hold it.
-		}
-	}
+	const inode = liveRow(localPort, peer)?.inode ?? null;
 	if (inode === null) return false;
 	const link = `socket:[${inode}]`;
 	let names: string[];

@@ -160,6 +160,8 @@ export interface Connection {
 	cut(): boolean;
 	/** Whether Bun is done with the request (response sent, or client gone); null when nobody knows. */
 	sent(): boolean | null;
+	/** Bytes the kernel still holds for the client on this connection; null when unknown. */
+	queued(): number | null;
 }
 
 /** What an extra route gets besides the request: who is calling, and the connection it came on. */

@@ -7,8 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { auditGenerations } from "../../../src/audit/file.ts";
 import { AUDIT_MAX_BYTES } from "../../../src/audit/log.ts";
+import { auditGenerations } from "../../../src/audit/rotate.ts";
 import { callTool, Host, openSession, withHost } from "../../helpers/host.ts";
 import { waitFor } from "../../helpers/wait.ts";
 

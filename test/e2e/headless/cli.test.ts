@@ -172,6 +172,8 @@ afterEach(() => {
 const BRIDGE_CONFIG = ".omp/agent/a2a-bridge.json";
 const BRIDGE_LOG = ".omp/agent/a2a-bridge.log";
 const BRIDGE_RUNTIME = ".omp/agent/a2a-bridge.runtime.json";
+/** The audit budget every bridge on the log shares (`<log>.budget`). */
+const BRIDGE_BUDGET = ".omp/agent/a2a-bridge.log.budget";
 const USER_MODELS = { ".omp/agent/models.yml": PLACEHOLDER_MODELS };
 
 describe("headless host", () => {
@@ -194,11 +196,11 @@ describe("headless host", () => {
 		);
 		expect(existsSync(join(h.cwd, marker))).toBe(false);
 		// Only the bridge's own files appeared among the user's files; the placeholder was written nowhere.
-		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG, BRIDGE_RUNTIME]);
+		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG, BRIDGE_BUDGET, BRIDGE_RUNTIME]);
 		h.proc.kill("SIGINT");
 		await expectCleanStop(h, await h.proc.exited);
 		// The runtime file lives only while the bridge serves.
-		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG]);
+		expect(Object.keys(userFiles(h.home)).sort()).toEqual([BRIDGE_CONFIG, BRIDGE_LOG, BRIDGE_BUDGET]);
 	}, 120_000);
 
 	test("the user's own config -> no placeholder, approve mode runs the call, the user's files stay byte-identical", async () => {
@@ -224,6 +226,7 @@ describe("headless host", () => {
 			...files,
 			[BRIDGE_CONFIG]: expect.any(String),
 			[BRIDGE_LOG]: expect.any(String),
+			[BRIDGE_BUDGET]: expect.any(String),
 		});
 	}, 120_000);
 

@@ -18,8 +18,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, TokenBudget } from "../../../src/audit/budget.ts";
 import { budgetFile, parseBuckets } from "../../../src/audit/budget-file.ts";
-import { auditGenerations } from "../../../src/audit/file.ts";
 import { type AuditLog, createAuditLog } from "../../../src/audit/log.ts";
+import { auditGenerations } from "../../../src/audit/rotate.ts";
 
 let dir: string;
 beforeEach(() => {

@@ -9,10 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, TokenBudget } from "../../../src/audit/budget.ts";
-import { auditGenerations } from "../../../src/audit/file.ts";
 import { AUDIT_MAX_BYTES, createAuditLog } from "../../../src/audit/log.ts";
 import { RECORD_MAX_BYTES } from "../../../src/audit/record.ts";
-import { AUDIT_GENERATIONS } from "../../../src/audit/rotate.ts";
+import { AUDIT_GENERATIONS, auditGenerations } from "../../../src/audit/rotate.ts";
 
 let dir: string;
 beforeEach(() => {

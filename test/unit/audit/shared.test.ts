@@ -8,10 +8,9 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { auditGenerations } from "../../../src/audit/file.ts";
 import { createAuditLog } from "../../../src/audit/log.ts";
 import { RECORD_MAX_BYTES, recordLine } from "../../../src/audit/record.ts";
-import { AUDIT_GENERATIONS, rotateShared } from "../../../src/audit/rotate.ts";
+import { AUDIT_GENERATIONS, auditGenerations, rotateShared } from "../../../src/audit/rotate.ts";
 import { CrossLocks } from "../../../src/blob/flock.ts";
 import { waitFor } from "../../helpers/wait.ts";
 

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { auditGenerations } from "../../../src/audit/file.ts";
+import { auditGenerations } from "../../../src/audit/rotate.ts";
 import { resolveBlobPath } from "../../../src/blob/parse.ts";
 import { canonicalPath, configName, namedPath, ownFiles } from "../../../src/config/paths.ts";
 import { ownPathOf } from "../../helpers/own.ts";

@@ -1498,6 +1498,7 @@ describe("BridgeServer connection handle", () => {
 			closeSoon: () => log.push("closeSoon"),
 			cut: () => log.push("cut") < 0,
 			sent: () => null,
+			queued: () => null,
 		};
 		return { conn, log };
 	};

@@ -243,6 +243,7 @@ describe("task-answer: a declaring call and its window", () => {
 			closeSoon: () => {},
 			cut: () => false,
 			sent: () => null,
+			queued: () => null,
 		};
 		const call: InFlightCall = {
 			id: "c1",
