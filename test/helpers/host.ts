@@ -300,6 +300,27 @@ export async function rpcPost(
 	});
 }
 
+/** The status of a 2025 `initialize` at `url` with `bearer` (200 accepted, 401 refused); the body is dropped. */
+export async function initializeStatus(url: string, bearer: string, client = "test"): Promise<number> {
+	const res = await fetch(url, {
+		method: "POST",
+		headers: {
+			authorization: `Bearer ${bearer}`,
+			"content-type": "application/json",
+			accept: "application/json, text/event-stream",
+		},
+		body: JSON.stringify({
+			jsonrpc: "2.0",
+			id: 1,
+			method: "initialize",
+			params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: client, version: "1" } },
+		}),
+		signal: AbortSignal.timeout(10_000),
+	});
+	await res.body?.cancel();
+	return res.status;
+}
+
 /** initialize → returns the session id. */
 /** A 2025 session; `as` opens it with another token's secret and client name (the owner's, "test" by default). */
 export async function openSession(

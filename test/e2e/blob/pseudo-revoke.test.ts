@@ -8,28 +8,18 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { a2aAnswer, addLiveToken } from "../../helpers/a2a-command.ts";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
+import { followReader } from "../../helpers/reader-progress.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 describe("attack: revoking a token during a slow pseudo-file download", () => {
 	let host: Host;
 	useSharedHost({}, h => ({ host } = h));
 
-	async function a2a(text: string, pred: (m: string) => boolean): Promise<string> {
-		const before = host.notifications().length;
-		await host.command(text);
-		let found: string | undefined;
-		await waitFor(`an answer to ${text}`, () => {
-			found = host.notifications().slice(before).find(pred);
-			return found !== undefined;
-		});
-		return found as string;
-	}
-
 	test("/proc/self/pagemap (the host's own) read at 256 KiB/s: reset, < 256 KiB after the revoke, one audit record", async () => {
-		const answer = await a2a("/a2a token add pseudo", m => m.startsWith("A2A bridge: token 'pseudo' is live"));
-		const secret = /Shown once:\n(\S+)\n/.exec(answer)?.[1] as string;
+		const secret = await addLiveToken(host, "pseudo");
 		const file = "/proc/self/pagemap";
 		const script = join(import.meta.dir, "../../fixtures/slow_reader.py");
 		const target = `/blob?path=${encodeURIComponent(file)}`;
@@ -37,25 +27,12 @@ describe("attack: revoking a token during a slow pseudo-file download", () => {
 			stdout: "pipe",
 			stderr: "inherit",
 		});
-		const state = { got: 0, end: undefined as string | undefined };
-		void (async () => {
-			let rest = "";
-			for await (const chunk of proc.stdout) {
-				rest += Buffer.from(chunk).toString();
-				const lines = rest.split("\n");
-				rest = lines.pop() ?? "";
-				for (const line of lines) {
-					const m = JSON.parse(line) as { got?: number; end?: string };
-					if (m.got !== undefined) state.got = m.got;
-					if (m.end !== undefined) state.end = m.end;
-				}
-			}
-		})();
+		const state = followReader(proc.stdout);
 		try {
 			await waitFor("the first bytes", () => state.got > 512 * 1024, { timeoutMs: 20_000 });
 			const atRevoke = state.got;
 			const revokedAt = performance.now();
-			await a2a("/a2a token revoke pseudo", m => m.includes("token 'pseudo' revoked"));
+			await a2aAnswer(host, "/a2a token revoke pseudo", m => m.includes("token 'pseudo' revoked"));
 			await waitFor("the reader's end", () => state.end !== undefined, { timeoutMs: 8_000 }).catch(() => {});
 			const after = state.got - atRevoke;
 			console.log(

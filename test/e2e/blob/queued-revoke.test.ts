@@ -9,30 +9,20 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { a2aAnswer, addLiveToken } from "../../helpers/a2a-command.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
+import { followReader } from "../../helpers/reader-progress.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 describe("attack: revoking a token while a 3 MB download sits in the host's send buffer", () => {
 	let host: Host;
 	useSharedHost({}, h => ({ host } = h));
 
-	async function a2a(text: string, pred: (m: string) => boolean): Promise<string> {
-		const before = host.notifications().length;
-		await host.command(text);
-		let found: string | undefined;
-		await waitFor(`an answer to ${text}`, () => {
-			found = host.notifications().slice(before).find(pred);
-			return found !== undefined;
-		});
-		return found as string;
-	}
-
 	test("a reader that pauses: reset at the revoke, < 1 MiB (its own receive buffer) after it", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "a2a-queued-"));
 		const file = join(dir, "three.bin");
 		writeFileSync(file, Buffer.alloc(3_000_000));
-		const answer = await a2a("/a2a token add queued", m => m.startsWith("A2A bridge: token 'queued' is live"));
-		const secret = /Shown once:\n(\S+)\n/.exec(answer)?.[1] as string;
+		const secret = await addLiveToken(host, "queued");
 		// A reader with the kernel's default buffers: reads 128 KiB, stops until told, then reads to the end.
 		const reader = [
 			"import socket,sys,json",
@@ -59,26 +49,13 @@ describe("attack: revoking a token while a 3 MB download sits in the host's send
 			stdout: "pipe",
 			stderr: "inherit",
 		});
-		const state = { got: 0, end: undefined as string | undefined };
-		void (async () => {
-			let rest = "";
-			for await (const chunk of proc.stdout) {
-				rest += Buffer.from(chunk).toString();
-				const lines = rest.split("\n");
-				rest = lines.pop() ?? "";
-				for (const line of lines) {
-					const m = JSON.parse(line) as { got?: number; end?: string };
-					if (m.got !== undefined) state.got = m.got;
-					if (m.end !== undefined) state.end = m.end;
-				}
-			}
-		})();
+		const state = followReader(proc.stdout);
 		try {
 			await waitFor("the first bytes", () => state.got > 128 * 1024, { timeoutMs: 20_000 });
 			// Long enough for Bun to hand the rest of the file to the kernel.
 			await Bun.sleep(2000);
 			const atRevoke = state.got;
-			await a2a("/a2a token revoke queued", m => m.includes("token 'queued' revoked"));
+			await a2aAnswer(host, "/a2a token revoke queued", m => m.includes("token 'queued' revoked"));
 			await Bun.sleep(1000);
 			proc.stdin.write("go\n");
 			proc.stdin.flush();

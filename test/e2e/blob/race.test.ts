@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { spawn } from "bun";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
-import { BUN, Host } from "../../helpers/host.ts";
+import { BUN, Host, initializeStatus } from "../../helpers/host.ts";
 
 const ROUNDS = 400;
 const WORKERS = 6;
@@ -36,26 +36,7 @@ afterAll(async () => {
 	rmSync(atk, { recursive: true, force: true });
 });
 
-/** The status of an MCP initialize with `bearer`: 200 accepted, 401 refused. */
-async function status(bearer: string): Promise<number> {
-	const res = await fetch(host.url, {
-		method: "POST",
-		headers: {
-			authorization: `Bearer ${bearer}`,
-			"content-type": "application/json",
-			accept: "application/json, text/event-stream",
-		},
-		body: JSON.stringify({
-			jsonrpc: "2.0",
-			id: 1,
-			method: "initialize",
-			params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "race", version: "1" } },
-		}),
-		signal: AbortSignal.timeout(10_000),
-	});
-	await res.body?.cancel();
-	return res.status;
-}
+const status = (bearer: string): Promise<number> => initializeStatus(host.url, bearer, "race");
 
 describe("issue 38.2: a directory swapped for a link to the config directory while uploads run (real host)", () => {
 	test(`${ROUNDS} PUTs and ${ROUNDS} POSTs through the swapped name: own files untouched, forged token 401, every reply 200 or a table row`, async () => {

@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { a2aAnswer, addLiveToken } from "../../helpers/a2a-command.ts";
 import { auditRecords } from "../../helpers/audit.ts";
 import { type Host, useSharedHost } from "../../helpers/host.ts";
+import { followReader } from "../../helpers/reader-progress.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const BOUND = AbortSignal.timeout.bind(AbortSignal);
@@ -97,24 +98,7 @@ describe("/blob download slots (issue 38)", () => {
 				stderr: "inherit",
 			},
 		);
-		const state = { rcvbuf: 0, got: 0, end: undefined as string | undefined, endedAt: 0 };
-		void (async () => {
-			let rest = "";
-			for await (const chunk of proc.stdout) {
-				rest += Buffer.from(chunk).toString();
-				const lines = rest.split("\n");
-				rest = lines.pop() ?? "";
-				for (const line of lines) {
-					const m = JSON.parse(line) as { rcvbuf?: number; got?: number; end?: string };
-					if (m.rcvbuf !== undefined) state.rcvbuf = m.rcvbuf;
-					if (m.got !== undefined) state.got = m.got;
-					if (m.end !== undefined) {
-						state.end = m.end;
-						state.endedAt = performance.now();
-					}
-				}
-			}
-		})();
+		const state = followReader(proc.stdout);
 		return { state, proc };
 	}
 

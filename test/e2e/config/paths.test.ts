@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { auditRecords } from "../../helpers/audit.ts";
-import { canConnect, freePort, Host, ROOT } from "../../helpers/host.ts";
+import { canConnect, freePort, Host, initializeStatus, ROOT } from "../../helpers/host.ts";
 import { runCommand } from "../../helpers/run.ts";
 
 const hosts: Host[] = [];
@@ -55,26 +55,7 @@ const _token = (home: string, args: string[], env: Record<string, string>, cwd =
 		timeoutMs: 30_000,
 	});
 
-/** The status of an MCP initialize with `bearer`: 200 accepted, 401 refused. */
-async function status(url: string, bearer: string): Promise<number> {
-	const res = await fetch(url, {
-		method: "POST",
-		headers: {
-			authorization: `Bearer ${bearer}`,
-			"content-type": "application/json",
-			accept: "application/json, text/event-stream",
-		},
-		body: JSON.stringify({
-			jsonrpc: "2.0",
-			id: 1,
-			method: "initialize",
-			params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "paths", version: "1" } },
-		}),
-		signal: AbortSignal.timeout(10_000),
-	});
-	await res.body?.cancel();
-	return res.status;
-}
+const status = (url: string, bearer: string): Promise<number> => initializeStatus(url, bearer, "paths");
 
 /** A config's text: loopback, the given port and owner secret, and `extra`. */
 const configText = (port: number, owner: string, extra: Record<string, unknown> = {}) =>

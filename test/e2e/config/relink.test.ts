@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { canConnect, freePort, Host } from "../../helpers/host.ts";
+import { canConnect, freePort, Host, initializeStatus } from "../../helpers/host.ts";
 
 const hosts: Host[] = [];
 const dirs: string[] = [];
@@ -25,25 +25,7 @@ const APPLY_MS = 15_000;
 
 const secret = () => crypto.randomUUID() + crypto.randomUUID();
 
-async function status(url: string, bearer: string): Promise<number> {
-	const res = await fetch(url, {
-		method: "POST",
-		headers: {
-			authorization: `Bearer ${bearer}`,
-			"content-type": "application/json",
-			accept: "application/json, text/event-stream",
-		},
-		body: JSON.stringify({
-			jsonrpc: "2.0",
-			id: 1,
-			method: "initialize",
-			params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "relink", version: "1" } },
-		}),
-		signal: AbortSignal.timeout(10_000),
-	});
-	await res.body?.cancel();
-	return res.status;
-}
+const status = (url: string, bearer: string): Promise<number> => initializeStatus(url, bearer, "relink");
 
 async function until(pred: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
 	const deadline = Date.now() + timeoutMs;
