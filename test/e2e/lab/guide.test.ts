@@ -27,12 +27,14 @@ const commands = (page: string): string[] =>
 
 const sha256 = (b: Uint8Array): string => new Bun.CryptoHasher("sha256").update(b).digest("hex");
 /** Pids of live processes whose command line holds `needle`. */
-const pidsWith = (needle: string): number[] =>
+/** Processes whose command line holds `needle` and whose HOME is `home` (other tests run the same board at once). */
+const pidsWith = (needle: string, home: string): number[] =>
 	readdirSync("/proc")
 		.filter(p => /^\d+$/.test(p))
 		.filter(p => {
 			try {
-				return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(needle);
+				if (!readFileSync(`/proc/${p}/cmdline`, "utf8").includes(needle)) return false;
+				return readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`HOME=${home}`);
 			} catch {
 				return false;
 			}
@@ -133,7 +135,7 @@ describe("the lab guide, run as written against a real host and the simulated bo
 		]);
 		expect(out).toMatch(/^console: exited exit=0 /m);
 		expect(out).toMatch(/Stopped console: exited exit=0/);
-		expect(pidsWith(join("fixtures", "lab", "console.py"))).toEqual([]);
+		expect(pidsWith(join("fixtures", "lab", "console.py"), host.home)).toEqual([]);
 	});
 
 	test("the build ran to exit 0; its artifact and the whole test log came back byte for byte", () => {
