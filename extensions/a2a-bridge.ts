@@ -31,9 +31,9 @@ import { machineIdFile, readBoxTag } from "../src/host/box-tag.ts";
 import { HostBridge } from "../src/host/bridge.ts";
 import { entryName, startNotice } from "../src/host/commands.ts";
 import { type Followed, followConfig, pinFirstPort } from "../src/host/config-live.ts";
-import { type FactCheck, refusalFor } from "../src/host/facts.ts";
+import { refusalFor } from "../src/host/facts.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
-import { checkLiveHost, hostAccess, isMainBinding, liveMain, logLine, mainCwd } from "../src/host/main.ts";
+import { blobCwd, hostAccess, isMainBinding, liveFacts, liveMain, logLine, mainCwd } from "../src/host/main.ts";
 import { notifier } from "../src/host/notify.ts";
 import { startPromptQueue } from "../src/host/prompt-queue.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
@@ -111,12 +111,12 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const prompts = startPromptQueue(process.env, w => ctx.ui.notify(`A2A bridge: ${w}`, "warning"));
 	const { config } = loaded;
-	const facts = checkLiveHost(); // each host fact probed once, before any is served by (docs/host-facts.md)
+	liveFacts(); // each host fact probed before any is served, again when Main changes (architecture.md)
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
 	let followed: Followed | undefined; // every file the config has been at stays an own path
 	const own = () => ownFiles(name, followed?.files() ?? [configPath], auditOwnFiles(audit.path));
-	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, { ...knobs, prompts }, facts);
+	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, { ...knobs, prompts });
 	state.server = server;
 	const notify = notifier(ctx, logLine);
 	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
@@ -138,7 +138,7 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		entryName: entryName(config.name, hostname(), config.port || port, readBoxTag(machineIdFile(process.env))),
 		others: () => otherLiveBridges(live?.configPath ?? configPath),
 		unsaved: new Set(),
-		facts,
+		facts: liveFacts,
 	};
 	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
 	followed = followConfig(name, live, { url, port, cwd: mainCwd() }, notify, logLine);
@@ -161,7 +161,7 @@ function extraRoutes(own: () => string[], config: BridgeConfig, audit: AuditLog,
 	routes["/host-llm"] = createHostLlmRoute(processTakeover(), toggle);
 	routes["/blob"] = createBlobRoute({
 		home: homedir,
-		cwd: mainCwd,
+		cwd: blobCwd,
 		audit: record => audit.write(record),
 		refused: record => audit.refused(record),
 		admit: record => audit.admit(record, 1),
@@ -180,7 +180,6 @@ function serverFor(
 	routes: Record<string, ExtraRoute>,
 	audit: AuditLog,
 	knobs: Knobs & { prompts: SlotBound },
-	facts: readonly FactCheck[],
 ): BridgeServer {
 	const bridge = new HostBridge(hostAccess(pi));
 	return new BridgeServer(
@@ -191,7 +190,7 @@ function serverFor(
 				instructionsFor({ cwd: mainCwd(), tools: bridge.listTools().map(t => t.name), blob: config.blob }),
 			listTools: () => bridge.listTools(),
 			callTool: req => state.remote.track(req, () => bridge.callTool(req)),
-			unavailable: method => refusalFor(facts, method),
+			unavailable: method => refusalFor(liveFacts(), method),
 			audit: audit.calls,
 			log: logLine,
 		},

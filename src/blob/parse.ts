@@ -3,7 +3,7 @@
  * (`path`, `offset`), lexical path resolution and the single `Range` the downloads serve. Pure: parsers
  * return `{ok, value}` or `{ok: false, code, message}`. Digest headers: blob/digest.ts.
  */
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import type { BlobMode } from "../config/tokens.ts";
 import { refusalsOf } from "../core/route-kit.ts";
 
@@ -83,12 +83,17 @@ export function blobRefusal(mode: BlobMode, method: string): string | null {
 	return null;
 }
 
-/** Lexical resolution (no realpath): `~` and `~/x` under home, relative paths under cwd. */
-export function resolveBlobPath(raw: string, base: { home: string; cwd: string }): string {
+/** Lexical resolution (no realpath): `~` and `~/x` under home, relative paths under cwd; null when relative and no cwd. */
+export function resolveBlobPath(raw: string, base: { home: string; cwd: string | null }): string | null {
 	if (raw === "~") return resolve(base.home);
 	if (raw.startsWith("~/")) return resolve(base.home, raw.slice(2));
-	return resolve(base.cwd, raw);
+	if (isAbsolute(raw)) return resolve(raw);
+	return base.cwd === null ? null : resolve(base.cwd, raw);
 }
+
+/** Why a relative path is refused on a host whose Main does not give its working directory. */
+export const NO_CWD =
+	"relative path refused: this host does not give the Main session's working directory (host fact 'main-cwd' missing); give an absolute path";
 
 /**
  * A single `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of `size` bytes (RFC 9110 §14).

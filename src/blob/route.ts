@@ -26,6 +26,7 @@ import {
 	isUpload,
 	MAX_DOWNLOADS_IN_FLIGHT,
 	MAX_UPLOADS_IN_FLIGHT,
+	NO_CWD,
 	parseBlobQuery,
 	resolveBlobPath,
 } from "./parse.ts";
@@ -37,8 +38,8 @@ import { EMPTY_BODY, type Expected } from "./upload.ts";
 
 export interface BlobDeps {
 	home(): string;
-	/** The Main session's working directory: relative paths resolve against it. */
-	cwd(): string;
+	/** Main's working directory; null when the host does not say (host fact main-cwd): relative paths refused. */
+	cwd(): string | null;
 	audit(record: AuditRecord): void;
 	/** A request refused before it moved a byte: coalesced per token (default: `audit`). */
 	refused?(record: AuditRecord): void;
@@ -88,6 +89,7 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 			const query = parseBlobQuery(params, req.method);
 			if (!query.ok) return ctx.refuse(params.get("path"), null, query.code, query.message);
 			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });
+			if (path === null) return ctx.refuse(query.value.path, null, "bad_path", NO_CWD);
 			const wait = deps.admit?.(ctx.record(path, query.value.offset, Number.MAX_SAFE_INTEGER)) ?? 0;
 			if (wait > 0) return ctx.refuse(path, query.value.offset, "audit_budget", budgetSpent(wait), retryAfter(wait));
 			if (!isUpload(req.method)) return download(req, path, ctx, shared.sending);

@@ -41,8 +41,8 @@ export interface CommandTarget {
 	 * holds one does not bring it back (config-live.ts). Dropped once the file no longer holds it.
 	 */
 	unsaved: Set<string>;
-	/** The host facts probed at start (facts.ts): `/a2a` says whether they hold. */
-	facts: readonly FactCheck[];
+	/** The host facts for the Main there is now (facts.ts): `/a2a` says whether they hold. */
+	facts: () => readonly FactCheck[];
 }
 
 /**
@@ -90,7 +90,7 @@ function status(r: CommandTarget, takeover: string): string {
 		approvals: r.approvals(),
 		others: r.others(),
 		randomPort: r.randomPort,
-		hostFacts: factStatus(r.facts),
+		hostFacts: factStatus(r.facts()),
 	});
 }
 

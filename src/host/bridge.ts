@@ -9,6 +9,7 @@
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { Catalog } from "./catalog.ts";
+import { isBehindGate } from "./facts-probe.ts";
 import { lendCallSignal, type PromptUi, type Retitle, withCallSignal } from "./prompt-signal.ts";
 import { approvalTitle, dialogRowWidth, dialogTitle, hostDetails } from "./prompt-text.ts";
 import {
@@ -27,6 +28,9 @@ export type { HostAccess, HostJobManager, HostSession } from "./shapes.ts";
 export const MAIN_UNAVAILABLE = "main session not available";
 /** @internal */
 export const notExposed = (name: string): string => `tool '${name}' is not exposed by this bridge`;
+/** @internal */
+export const notGated = (name: string): string =>
+	`tool '${name}' is not behind the host's approval gate as known omp versions put it (host fact 'approval-gate'); not run`;
 
 /** Maps host content blocks to MCP ones: text and image as they are, anything else as its JSON. @internal */
 export function mapContent(blocks: unknown): ContentBlock[] {
@@ -65,6 +69,8 @@ export class HostBridge {
 		if (main === null) return refusal(MAIN_UNAVAILABLE);
 		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
 		if (!tool) return refusal(notExposed(req.name));
+		// Only through omp's own gate: a tool reached around it would run unprompted (facts-probe.ts).
+		if (!isBehindGate(tool, main)) return refusal(notGated(req.name));
 		const checked = checkArgs(this.#host, tool, req.name, req.args);
 		if (!checked.ok) return { ...refusal(checked.message), invalidArgs: checked.message };
 		const args = checked.args;

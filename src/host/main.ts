@@ -3,12 +3,14 @@
  * same singleton from any import of the package root), never through a ctx captured at start.
  */
 // Namespaces, not named imports: an export a newer host moved must not stop the load (host-facts.md).
+import { isAbsolute } from "node:path";
 import * as ai from "@oh-my-pi/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
 import * as agent from "@oh-my-pi/pi-coding-agent";
 import { errorText } from "../text/error-text.ts";
 import type { HostAccess, HostSession } from "./bridge.ts";
-import { checkHost, type FactCheck } from "./facts.ts";
+import type { FactCheck } from "./facts.ts";
+import { factsFor } from "./facts-probe.ts";
 import { TOOL_FAILED } from "./shapes.ts";
 
 const { AgentRegistry } = agent;
@@ -74,16 +76,25 @@ export function hostAccess(pi: ExtensionAPI): HostAccess {
 	};
 }
 
-/** The Main session's working directory (relative `/blob` paths resolve against it). */
+/** The Main session's working directory, or the host's when Main does not say (the instructions' line). */
 export function mainCwd(): string {
+	return blobCwd() ?? process.cwd();
+}
+
+/** Where relative `/blob` paths resolve: Main's working directory, or null (refused) when it cannot be read. */
+export function blobCwd(): string | null {
 	try {
-		return AgentRegistry.global().get("Main")?.session?.sessionManager.getCwd() ?? process.cwd();
+		const cwd: unknown = AgentRegistry.global().get("Main")?.session?.sessionManager.getCwd();
+		return typeof cwd === "string" && isAbsolute(cwd) ? cwd : null;
 	} catch {
-		return process.cwd();
+		return null;
 	}
 }
 
-/** The host facts probed in this process (facts.ts), each missing one said once on host stderr. */
-export function checkLiveHost(): FactCheck[] {
-	return checkHost({ registry: AgentRegistry, ai: ai as unknown as Record<string, unknown> }, logLine);
+/**
+ * The host facts for the Main session there is now (facts-probe.ts): probed at start and again when Main
+ * is another session than the last probe saw; each missing fact said once per probe on host stderr.
+ */
+export function liveFacts(): readonly FactCheck[] {
+	return factsFor({ registry: AgentRegistry, ai: ai as unknown as Record<string, unknown> }, liveMain(), logLine);
 }

@@ -11,7 +11,8 @@ import {
 	type ModelRow,
 	type TakeoverHost,
 } from "../takeover/plan.ts";
-import { authCheck, processFacts, refusalFor } from "./facts.ts";
+import { processFacts, refusalFor } from "./facts.ts";
+import { authCheck } from "./facts-probe.ts";
 import { liveMain, logLine } from "./main.ts";
 
 /** The takeover's own custom-API source: not the extension path, so a subagent spawn leaves it alone. */

@@ -21,7 +21,7 @@ describe("the bridge's own paths (contract §19)", () => {
 	});
 	afterEach(() => rmSync(dir, { recursive: true, force: true }));
 	const at = (raw: string) =>
-		ownPathOf(resolveBlobPath(raw, { home: join(dir, "home"), cwd: join(dir, "home", "work") }), own);
+		ownPathOf(resolveBlobPath(raw, { home: join(dir, "home"), cwd: join(dir, "home", "work") }) ?? raw, own);
 
 	test("the files, their locks, temp files and generations, existing or not, as the target or a parent", () => {
 		const hits = [

@@ -71,6 +71,13 @@ describe("resolveBlobPath", () => {
 			expect(resolveBlobPath(raw, base)).toBe(want);
 		});
 	}
+	test("no working directory from the host (fact main-cwd): relative paths null, absolute and ~ still resolve", () => {
+		const none = { home: "/home/u", cwd: null };
+		for (const [raw, want] of cases) {
+			const relative = !raw.startsWith("/") && raw !== "~" && !raw.startsWith("~/");
+			expect(resolveBlobPath(raw, none)).toBe(relative ? null : want);
+		}
+	});
 });
 
 describe("parseRange", () => {

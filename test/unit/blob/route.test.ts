@@ -71,6 +71,26 @@ describe("createBlobRoute (handle without a socket)", () => {
 			return existsSync(p) && readFileSync(p, "utf8") === text;
 		});
 
+	test("no working directory from the host (fact main-cwd): a relative path is refused naming it, nothing written", async () => {
+		const noCwd = createBlobRoute({
+			home: () => join(dir, "home"),
+			cwd: () => null,
+			audit: r => audits.push(r),
+			log: () => {},
+			config: () => ({ blob: "write" }),
+		});
+		const put = (path: string) =>
+			noCwd.handle(new Request(`http://127.0.0.1:9/blob?path=${path}`, { method: "PUT", body: "x" }), routeCtx());
+		const rel = await put("out.txt");
+		expect(rel.status).toBe(400);
+		expect(((await rel.json()) as { code: string; error: string }).error).toContain("host fact 'main-cwd' missing");
+		expect(existsSync(join(dir, "cwd", "out.txt"))).toBe(false);
+		expect(audits.at(-1)?.error).toContain("main-cwd");
+		const abs = await put(encodeURIComponent(join(dir, "home", "abs.txt")));
+		expect(abs.status).toBe(200);
+		expect(readFileSync(join(dir, "home", "abs.txt"), "utf8")).toBe("x");
+	});
+
 	test("methods are PUT, POST, GET, HEAD", () => {
 		expect([...route.methods]).toEqual([...BLOB_METHODS]);
 		expect([...BLOB_METHODS]).toEqual(["PUT", "POST", "GET", "HEAD"]);

@@ -6,6 +6,7 @@ import {
 	type HostJobManager,
 	textOf,
 } from "../../../src/host/bridge.ts";
+import { behindGate, GATE_RUNNER } from "../../helpers/gate.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 function fakeJobs(job: { status: string; resultText?: string; errorText?: string }, settle: Promise<void>) {
@@ -37,7 +38,8 @@ function bridgeWith(jobs: HostJobManager): HostBridge {
 	const host: HostAccess = {
 		mainSession: () => ({
 			getAllToolNames: () => ["bash"],
-			getToolByName: () => ({ name: "bash", execute: async () => stub }),
+			getToolByName: () => behindGate({ name: "bash", execute: async () => stub }),
+			extensionRunner: GATE_RUNNER,
 			asyncJobManager: jobs,
 		}),
 		fallbackTools: () => [],

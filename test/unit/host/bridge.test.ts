@@ -7,11 +7,13 @@ import {
 	MAIN_UNAVAILABLE,
 	mapContent,
 	notExposed,
+	notGated,
 } from "../../../src/host/bridge.ts";
 import { annotationsFor } from "../../../src/host/catalog.ts";
 import { QueueRefusal } from "../../../src/host/prompt-queue.ts";
 import { type HostTool, type HostToolResult, TOOL_FAILED } from "../../../src/host/shapes.ts";
 import { errorDetail, errorText } from "../../../src/text/error-text.ts";
+import { behindGate, GATE_RUNNER } from "../../helpers/gate.ts";
 
 const OBJECT_SCHEMA = { type: "object", properties: { path: { type: "string" } } };
 
@@ -54,7 +56,11 @@ function fakeHost(opts: {
 	const schemaCalls: string[] = [];
 	let main: HostSession | null = {
 		getAllToolNames: () => opts.names ?? tools.map(t => t.name),
-		getToolByName: name => tools.find(t => t.name === name) ?? opts.aliases?.[name],
+		getToolByName: name => {
+			const found = tools.find(t => t.name === name) ?? opts.aliases?.[name];
+			return found === undefined ? undefined : behindGate(found);
+		},
+		extensionRunner: GATE_RUNNER,
 		agent: {
 			emitExternalEvent: e => {
 				events.push(e);
@@ -341,6 +347,29 @@ describe("HostBridge.callTool", () => {
 		expect(f.events).toEqual([]);
 	});
 
+	test("a tool not behind omp's approval gate (fact approval-gate) -> refused by name, never executed", async () => {
+		const bare = fakeTool("bash");
+		const other = fakeTool("read");
+		const f = fakeHost({ tools: [bare.tool, other.tool] });
+		const runner = { getUIContext: () => undefined };
+		const gates: Record<string, object> = {
+			bash: bare.tool, // the tool as it is: its own execute, no wrapper that asks
+			read: { ...behindGate(other.tool), runner }, // a wrapper, but around another runner than Main's
+		};
+		f.setMain({
+			getAllToolNames: () => ["bash", "read"],
+			getToolByName: name => gates[name] as HostTool,
+			extensionRunner: GATE_RUNNER,
+		});
+		for (const name of ["bash", "read"]) {
+			const out = await new HostBridge(f.host).callTool(callReq(name));
+			expect(out).toEqual({ content: [{ type: "text", text: notGated(name) }], refused: true, isError: true });
+		}
+		expect(notGated("bash")).toContain("host fact 'approval-gate'");
+		expect([bare.execCalls, other.execCalls]).toEqual([[], []]);
+		expect(f.events).toEqual([]);
+	});
+
 	test("no live Main -> isError with 'main session not available'", async () => {
 		const f = fakeHost({ tools: [fakeTool("read").tool] });
 		f.setMain(null);
@@ -402,7 +431,7 @@ describe("HostBridge.callTool", () => {
 	test("Main without an agent -> call still runs", async () => {
 		const { tool, execCalls } = fakeTool("read", {}, { content: [] });
 		const f = fakeHost({ tools: [tool] });
-		f.setMain({ getAllToolNames: () => ["read"], getToolByName: () => tool });
+		f.setMain({ getAllToolNames: () => ["read"], getToolByName: () => behindGate(tool), extensionRunner: GATE_RUNNER });
 		const out = await new HostBridge(f.host).callTool(callReq("read"));
 		expect(out).toEqual({ content: [], isError: false });
 		expect(execCalls.length).toBe(1);
@@ -412,7 +441,7 @@ describe("HostBridge.callTool", () => {
 		const names = ["read"];
 		const { tool } = fakeTool("read");
 		const f = fakeHost({ tools: [tool] });
-		f.setMain({ getAllToolNames: () => names, getToolByName: () => tool });
+		f.setMain({ getAllToolNames: () => names, getToolByName: () => behindGate(tool), extensionRunner: GATE_RUNNER });
 		const bridge = new HostBridge(f.host);
 		expect((await bridge.callTool(callReq("read"))).isError).toBe(false);
 		names.pop();

@@ -7,17 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { BridgeServer } from "../../../src/core/server.ts";
 import type { ToolCallRequest } from "../../../src/core/types.ts";
 import { statusText } from "../../../src/host/commands.ts";
-import {
-	authCheck,
-	checkHost,
-	FACTS,
-	type FactCheck,
-	type FactId,
-	factStatus,
-	KNOWN_GOOD,
-	probeHostFacts,
-	refusalFor,
-} from "../../../src/host/facts.ts";
+import { FACTS, type FactCheck, type FactId, factStatus, KNOWN_GOOD, refusalFor } from "../../../src/host/facts.ts";
+import { authCheck, checkHost, factsFor, probeHostFacts } from "../../../src/host/facts-probe.ts";
 import { createHostLlmRoute } from "../../../src/takeover/route.ts";
 import { Takeover } from "../../../src/takeover/takeover.ts";
 import { FakeHost } from "../../helpers/fake-takeover-host.ts";
@@ -25,15 +16,25 @@ import { routeCtx } from "../../helpers/route-ctx.ts";
 
 type Obj = Record<string, unknown>;
 
-/** A host as omp 18.2.3 shapes it, in the members the bridge reaches (host-omp-18.2.3.md §2-§5, §9). */
+/**
+ * A host as omp 18.2.3 shapes it, in the members the bridge reaches (host-omp-18.2.3.md §2-§5, §9): each
+ * tool behind the gate (a wrapper holding the tool and Main's runner), one UI context, Main's cwd.
+ */
 function fakeHost() {
-	const tool = (name: string, extra: Obj = {}): Obj => ({
-		name,
-		description: name,
-		parameters: { type: "object" },
-		execute: async () => ({ content: [] }),
-		...extra,
-	});
+	const ui = { select: async () => "Approve" };
+	const runner: Obj = { getUIContext: () => ui };
+	const tool = (name: string, extra: Obj = {}): Obj => {
+		const inner = { name, execute: async () => ({ content: [] }) };
+		return {
+			tool: inner,
+			runner,
+			name,
+			description: name,
+			parameters: { type: "object" },
+			execute: async () => ({ content: [] }),
+			...extra,
+		};
+	};
 	const tools: Record<string, Obj> = {
 		read: tool("read"),
 		bash: tool("bash", { formatApprovalDetails: () => ["Command: x"] }),
@@ -43,7 +44,8 @@ function fakeHost() {
 	const session: Obj = {
 		getAllToolNames: () => Object.keys(tools),
 		getToolByName: (n: string) => tools[n],
-		extensionRunner: { getUIContext: () => ({ select: async () => "Approve" }) },
+		extensionRunner: runner,
+		sessionManager: { getCwd: () => "/home/lab/work", getSessionId: () => "s1" },
 		asyncJobManager: { acknowledgeDeliveries() {}, consumeJobResults() {}, getJob() {}, cancel() {} },
 		modelRegistry: {
 			getAll: () => [],
@@ -72,11 +74,18 @@ const REMOVALS: Record<FactId, (h: Fake) => void> = {
 	"main-session": h => {
 		h.registry.global = undefined;
 	},
+	"main-cwd": h => {
+		delete (h.session.sessionManager as Obj).getCwd;
+	},
 	"tool-registry": h => {
 		delete h.session.getToolByName;
 	},
 	"tool-execute": h => {
 		delete h.tools.bash?.execute;
+	},
+	"approval-gate": h => {
+		// The tool as it is, not the wrapper that asks: its own execute, no runner.
+		h.tools.bash = { ...(h.tools.bash?.tool as Obj), formatApprovalDetails: () => [] };
 	},
 	"validate-args": h => {
 		delete h.ai.validateToolArguments;
@@ -87,7 +96,7 @@ const REMOVALS: Record<FactId, (h: Fake) => void> = {
 		};
 	},
 	"prompt-ui": h => {
-		h.session.extensionRunner = { getUIContext: () => ({}) };
+		(h.session.extensionRunner as Obj).getUIContext = () => ({});
 	},
 	"approval-details": h => {
 		delete h.tools.bash?.formatApprovalDetails;
@@ -192,7 +201,7 @@ describe("host facts (issue 40 item 1)", () => {
 			// Only the removed fact, and what cannot be looked at without it (no Main: nothing in it).
 			const missing = checks.filter(c => !c.ok).map(c => c.fact);
 			if (fact !== "main-session")
-				expect(missing).toEqual([fact, ...(fact === "tool-registry" ? (["tool-execute"] as FactId[]) : [])]);
+				expect(missing).toEqual(fact === "tool-registry" ? ["tool-registry", "tool-execute", "approval-gate"] : [fact]);
 			const line = lines.find(l => l.includes(`host fact '${fact}' missing`));
 			expect(line).toBe(
 				`a2a-bridge: host fact '${fact}' missing (${mine?.why}): ${FACTS[fact].turnsOff}; known to work: ${KNOWN_GOOD}`,
@@ -280,6 +289,24 @@ describe("host facts (issue 40 item 1)", () => {
 		expect(calls.length).toBe(0);
 	});
 
+	test("a later Main is probed again: the same session keeps the probe, another one is looked at and said", () => {
+		const h = fakeHost();
+		const lines: string[] = [];
+		const host = { registry: h.registry, ai: h.ai };
+		const first = factsFor(host, h.session, l => lines.push(l));
+		expect(first.every(c => c.ok)).toBe(true);
+		expect(factsFor(host, h.session, l => lines.push(l))).toBe(first);
+		// Main is now another session whose tools are not behind the gate (a newer host, a replaced session).
+		const later = fakeHost();
+		REMOVALS["approval-gate"](later);
+		h.registry.global = later.registry.global;
+		const again = factsFor(host, later.session, l => lines.push(l));
+		expect(again.find(c => c.fact === "approval-gate")?.ok).toBe(false);
+		expect(lines).toEqual([expect.stringContaining("host fact 'approval-gate' missing")]);
+		expect(factsFor(host, later.session, l => lines.push(l))).toBe(again);
+		expect(lines.length).toBe(1);
+	});
+
 	test("the takeover's unavailable sentence names the provider layer", () => {
 		const h = fakeHost();
 		REMOVALS["provider-layer"](h);
@@ -347,13 +374,43 @@ describe("host facts (issue 40 item 1)", () => {
 			[
 				"getUIContext throws",
 				h => {
-					h.session.extensionRunner = {
-						getUIContext: () => {
-							throw new Error("no ui");
-						},
+					(h.session.extensionRunner as Obj).getUIContext = () => {
+						throw new Error("no ui");
 					};
 				},
 				"prompt-ui",
+			],
+			[
+				"getUIContext gives another object each call: a lent select would not be the one omp asks",
+				h => {
+					(h.session.extensionRunner as Obj).getUIContext = () => ({ select: async () => "Approve" });
+				},
+				"prompt-ui",
+			],
+			[
+				"a tool's wrapper holds another runner than Main's",
+				h => {
+					(h.tools.read as Obj).runner = { getUIContext: () => ({}) };
+				},
+				"approval-gate",
+			],
+			[
+				"getCwd throws",
+				h => {
+					h.session.sessionManager = {
+						getCwd: () => {
+							throw new Error("gone");
+						},
+					};
+				},
+				"main-cwd",
+			],
+			[
+				"getCwd gives a relative path",
+				h => {
+					h.session.sessionManager = { getCwd: () => "work" };
+				},
+				"main-cwd",
 			],
 			[
 				"toolWireSchema gives a string",
