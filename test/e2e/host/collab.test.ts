@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FACTS } from "../../../src/host/facts.ts";
 import { type AuditEntry, auditRecords } from "../../helpers/audit.ts";
 import { bodyText, checkRows, type Dialog, dialog } from "../../helpers/dialog.ts";
 import { BUN, freePort, OMP, PLACEHOLDER_MODELS, ROOT } from "../../helpers/host.ts";
@@ -199,6 +200,8 @@ describe("approvals through omp's Collab (issue 40)", () => {
 			return t !== false && t.includes("blob=write") && t;
 		});
 		expect(answer).toContain(WHO);
+		// The interactive host holds every host fact too (its one UI context among them; facts-probe.ts).
+		expect(answer).toContain(`host facts: all ${Object.keys(FACTS).length} hold`);
 	}, 60_000);
 
 	test("a prompt raised before any guest is re-posed to the writer who joins: list says input required; the guest's Approve runs it", async () => {
