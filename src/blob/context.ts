@@ -29,10 +29,9 @@ export interface Ctx {
 	digests: DigestCache;
 	/** Whole-file hashes running for downloads, shared per file version (blob/hash-jobs.ts). */
 	hashes: HashJobs;
-	/** The caller's token name, a slot of the one registry of what tokens hold, and how many tokens are live. */
+	/** The caller's token name, and a slot of the one registry of what tokens hold (`RouteContext.take`). */
 	tokenName: string;
-	take(kind: SlotKind, onEnd?: (reason: string) => void): Taken;
-	liveTokens(): number;
+	take(kind: SlotKind, onEnd?: (reason: string) => void, joins?: string): Taken;
 	/** The 401 a caller whose secret ended gets (contract §16). */
 	recheck(): Response | undefined;
 	/** The request's connection: its idle timer is off while a body streams; a stalled one is closed. */

@@ -17,7 +17,6 @@ import { type Ctx, endedBefore } from "./context.ts";
 import { sfSha256, wantsSha256 } from "./digest.ts";
 import { contentKey, entityTag } from "./digest-cache.ts";
 import { contentDisposition } from "./disposition.ts";
-import type { HashWait } from "./hash-jobs.ts";
 import { parseRange, rangeApplies } from "./parse.ts";
 import { stagedSize } from "./staged.ts";
 import { streamFd } from "./stream-fd.ts";
@@ -88,7 +87,7 @@ export async function download(req: Request, path: string, ctx: Ctx, sending: Se
 		ctx.log(`a2a-bridge: /blob: ${reason}: a download of ${showSafely(path, 200)} was ${how}`);
 	});
 	if (!taken.ok) {
-		if (taken.revoked) return endedBefore(ctx, path, null);
+		if (taken.code === "revoked") return endedBefore(ctx, path, null);
 		return refuse(path, null, "too_many_downloads", `${taken.why}; retry later`);
 	}
 	const { release } = taken.slot;
@@ -181,26 +180,28 @@ async function wholeDigest(
 ): Promise<string | Response> {
 	const known = ctx.digests.recall(key);
 	if (known !== undefined) return known;
-	// The wait is a slot of its own: revoking the token leaves it (and the hash stops when nobody waits).
-	const taken = ctx.take("digests");
-	if (!taken.ok) return endedBefore(ctx, path, null);
-	let got: HashWait;
+	// The wait is a slot joining the file version's one hash: starting a hash takes the token's share, joining
+	// one that runs is free; revoking the token leaves it (and the hash stops when nobody waits).
+	const taken = ctx.take("digests", undefined, key);
+	if (!taken.ok) {
+		if (taken.code === "revoked") return endedBefore(ctx, path, null);
+		return ctx.refuse(path, null, "too_many_downloads", `${taken.why}; retry later`);
+	}
+	let hex: string | null;
 	try {
 		const leave = AbortSignal.any([req.signal, taken.slot.ended]);
-		const live = ctx.liveTokens();
-		got = await holding(ctx.conn, () => ctx.hashes.wait(fd, key, size, ctx.tokenName, live, leave));
+		hex = await holding(ctx.conn, () => ctx.hashes.wait(fd, key, size, leave));
 	} catch (err) {
 		return ctx.refuse(path, null, "read_failed", `cannot hash ${path}: ${String(err)}`);
 	} finally {
 		taken.slot.release();
 	}
-	if (!got.ok) return ctx.refuse(path, null, "too_many_downloads", `${got.why}; retry later`);
-	if (got.hex === null) {
+	if (hex === null) {
 		const why = taken.slot.ended.aborted ? "its token was revoked or rotated" : "client disconnected";
 		return ctx.refuse(path, null, "client_disconnected", `${why} while the file was hashed`);
 	}
-	if (contentKey(fd) === key) ctx.digests.remember(key, got.hex);
-	return got.hex;
+	if (contentKey(fd) === key) ctx.digests.remember(key, hex);
+	return hex;
 }
 
 /** A kernel pseudo-file: streamed to EOF, no length, no ranges (its size is made up). */

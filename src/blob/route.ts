@@ -16,7 +16,7 @@ import { type Ctx, endedBefore, type Note, type Refuse } from "./context.ts";
 import { parseDigest } from "./digest.ts";
 import { DigestCache } from "./digest-cache.ts";
 import { download, Sending } from "./download.ts";
-import { HashJobs } from "./hash-jobs.ts";
+import { HashJobs, MAX_HASH_JOBS } from "./hash-jobs.ts";
 import { FileLocks } from "./locks.ts";
 import {
 	BLOB_METHODS,
@@ -80,7 +80,7 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 	};
 	return {
 		methods: BLOB_METHODS,
-		bounds: { uploads: MAX_UPLOADS_IN_FLIGHT, downloads: MAX_DOWNLOADS_IN_FLIGHT },
+		bounds: { uploads: MAX_UPLOADS_IN_FLIGHT, downloads: MAX_DOWNLOADS_IN_FLIGHT, digests: MAX_HASH_JOBS },
 		handle: async (req, route) => {
 			const ctx = requestCtx(req, route, deps, shared);
 			const params = requestTarget(req.url).searchParams;
@@ -133,7 +133,6 @@ function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: S
 		hashes: shared.hashes,
 		tokenName: route.tokenName,
 		take: route.take,
-		liveTokens: route.liveTokens,
 		recheck: route.recheck,
 		conn: route.conn,
 		...(route.ended ? { ended: route.ended } : {}),
@@ -186,7 +185,7 @@ async function write(
 	// Revoking the token cuts the connection; the body writer sees the slot's signal and stops taking bytes.
 	const taken = ctx.take("uploads", () => ctx.conn.closeSoon());
 	if (!taken.ok) {
-		if (taken.revoked) return endedBefore(ctx, path, offset);
+		if (taken.code === "revoked") return endedBefore(ctx, path, offset);
 		return refuse(path, offset, "too_many_uploads", `${taken.why}; retry later`);
 	}
 	try {

@@ -1,12 +1,12 @@
 /**
  * The one registry of what each token holds (contract §19): sessions, calls, tasks, uploads, downloads, digest
- * waits and approval prompts waiting their turn (bounded per token and in all). A slot of any kind is taken here and nowhere else, with the way to end it, so
- * revoking a token ends every slot it holds, whatever its kind. Kinds with a shared bound follow one share
- * rule (`shareRule`): the reserved parts and the pool add up to the bound exactly, never past it. Invariants:
- * a token whose identity ended takes nothing; an ended slot still counts against the bound until released.
+ * hashes and approval prompts waiting their turn. A slot of any kind is taken here and nowhere else, with the
+ * way to end it, so revoking a token ends every slot it holds, whatever its kind. Every bounded kind follows one
+ * share rule (`shareRule`): reserved parts and a pool, never past the bound. Invariants: a token whose identity
+ * ended takes nothing; an ended slot still counts against the bound until released.
  */
 
-import type { Holder, Slot, SlotBound, SlotKind, Taken } from "./types.ts";
+import type { Holder, Refused, Slot, SlotBound, SlotKind, Taken } from "./types.ts";
 
 /** Every kind of slot (`SlotKind`, types.ts), each with its noun; the compiler holds the two lists equal. */
 const NOUNS: Readonly<Record<SlotKind, string>> = {
@@ -34,27 +34,49 @@ export const NO_SLOTS: SlotBounds = {
 	prompts: 0,
 };
 
-/** How `total` is split among `live` tokens: `each` reserved per token, `pool` (< live) shared, one each at most. */
-export function shareOf(total: number, live: number): { each: number; pool: number; cap: number } {
+/**
+ * How `total` is split among `live` tokens: `each` reserved per token, `pool` shared, `cap` the most one token
+ * takes. Divided (no `fixed`): the reserved parts and the pool (< live) add up to `total` exactly, one from the
+ * pool each at most. Fixed by the kind's owner (`fixed` per token, approval prompts): `each` = `cap` = `fixed`.
+ * @internal
+ */
+export function shareOf(total: number, live: number, fixed?: number): { each: number; pool: number; cap: number } {
 	const n = Math.max(1, live);
-	const each = Math.floor(total / n);
-	const pool = total - each * n;
-	return { each, pool, cap: each + (pool > 0 ? 1 : 0) };
+	const each = fixed ?? Math.floor(total / n);
+	const pool = Math.max(0, total - each * n);
+	return { each, pool, cap: fixed ?? each + (pool > 0 ? 1 : 0) };
 }
 
-/** What a token may take now: null, or the sentence saying why not (the counts it names are the real ones). */
+/** What one token holds of a kind and what all hold: the counts the share rule decides on. */
+export interface Usage {
+	mine: number;
+	used: number;
+	poolUsed: number;
+}
+
+/**
+ * The one share rule of every slot kind: null when a token may take one more now, else the refusal naming
+ * the real counts (`all`: the bound is full; `share`: this token's part is). Never past `total`. @internal
+ */
 export function shareRule(
 	what: string,
-	total: number,
+	bound: number | { each: number; total: number },
 	live: number,
-	now: { mine: number; used: number; poolUsed: number },
-): string | null {
-	const { each, pool, cap } = shareOf(total, live);
+	now: Usage,
+): (Refused<"all" | "share"> & { held: number }) | null {
+	const [total, fixed] = typeof bound === "number" ? [bound, undefined] : [bound.total, bound.each];
+	const { each, pool, cap } = shareOf(total, live, fixed);
 	const { mine, used, poolUsed } = now;
-	if (used >= total) return `all ${total} ${what} are in progress`;
-	if (mine >= cap) return `this token's ${mine} ${what} are in progress, its share of ${total} among ${live} tokens`;
+	const share = (why: string) => ({ ok: false as const, code: "share" as const, why, held: mine });
+	if (used >= total) return { ok: false, code: "all", why: `all ${total} ${what} are in progress`, held: used };
+	if (mine >= cap) {
+		const of = fixed === undefined ? `its share of ${total} among ${live} tokens` : `its bound of ${fixed}`;
+		return share(`this token's ${mine} ${what} are in progress, ${of}`);
+	}
 	if (mine >= each && poolUsed >= pool) {
-		return `this token's ${mine} ${what} are in progress, its reserved share; the ${pool} shared by ${live} tokens are in use`;
+		return share(
+			`this token's ${mine} ${what} are in progress, its reserved share; the ${pool} shared by ${live} tokens are in use`,
+		);
 	}
 	return null;
 }
@@ -65,6 +87,8 @@ interface Held {
 	onEnd: (reason: string) => void;
 	/** Ended by revocation: still counted in `used` until released, no longer in its token's share. */
 	ended: boolean;
+	/** What it joins (`take`'s `joins`): slots joining one thing count as one unit, per token and in all. */
+	joins: string | undefined;
 }
 
 export class TokenHoldings {
@@ -77,28 +101,26 @@ export class TokenHoldings {
 		this.#liveTokens = liveTokens;
 	}
 
-	/** A slot of `kind` for `who`, ended by `onEnd` if the token is revoked; or why there is none. */
-	take(kind: SlotKind, who: Holder, onEnd: (reason: string) => void = () => {}): Taken {
-		if (who.ended?.aborted) return { ok: false, why: "this token was revoked or rotated", revoked: true };
+	/**
+	 * A slot of `kind` for `who`, ended by `onEnd` if the token is revoked or rotated; or why there is none.
+	 * `joins` names shared work (a file version's hash): joining work some slot already holds is free, and all
+	 * slots joining one thing count once against the share and the bound.
+	 */
+	take(kind: SlotKind, who: Holder, onEnd: (reason: string) => void = () => {}, joins?: string): Taken {
+		if (who.ended?.aborted) return { ok: false, code: "revoked", why: "this token was revoked or rotated", held: 0 };
 		const bound = this.#bounds[kind];
-		if (typeof bound === "number") {
-			const why = shareRule(NOUNS[kind], bound, this.#liveTokens(), this.#usage(kind, who.tokenName, bound));
-			if (why !== null) return { ok: false, why };
-		} else if (bound !== null) {
-			const { mine, used } = this.#usage(kind, who.tokenName, bound.total);
-			if (used >= bound.total) {
-				return { ok: false, why: `all ${bound.total} ${NOUNS[kind]} are held`, limit: { scope: "all", held: used } };
-			}
-			if (mine >= bound.each) {
-				const why = `this token's ${mine} ${NOUNS[kind]} are held, its bound of ${bound.each}`;
-				return { ok: false, why, limit: { scope: "token", held: mine } };
-			}
+		const joined = joins !== undefined && [...this.#of(kind)].some(h => h.joins === joins);
+		if (bound !== null && !joined) {
+			const live = this.#liveTokens();
+			const refused = shareRule(NOUNS[kind], bound, live, this.#usage(kind, who.tokenName, bound, live));
+			if (refused !== null) return refused;
 		}
 		const stop = new AbortController();
 		const held: Held = {
 			stop,
 			onEnd,
 			ended: false,
+			joins,
 			slot: {
 				kind,
 				tokenName: who.tokenName,
@@ -129,17 +151,20 @@ export class TokenHoldings {
 		return this.#held.get(kind) as Set<Held>;
 	}
 
-	/** Counts of `kind` for the share rule: this token's live slots, all slots, and the pool's part in use. */
-	#usage(kind: SlotKind, tokenName: string, total: number): { mine: number; used: number; poolUsed: number } {
-		const { each } = shareOf(total, this.#liveTokens());
-		const perToken = new Map<string, number>();
-		let used = 0;
+	/** Counts of `kind` for the share rule: this token's live units, all units, and the pool's part in use. */
+	#usage(kind: SlotKind, tokenName: string, bound: number | { each: number; total: number }, live: number): Usage {
+		const { each } = typeof bound === "number" ? shareOf(bound, live) : bound;
+		const units = new Set<unknown>();
+		const perToken = new Map<string, Set<unknown>>();
 		for (const h of this.#of(kind)) {
-			used++;
-			if (!h.ended) perToken.set(h.slot.tokenName, (perToken.get(h.slot.tokenName) ?? 0) + 1);
+			const unit = h.joins ?? h;
+			units.add(unit);
+			if (h.ended) continue;
+			const mine = perToken.get(h.slot.tokenName) ?? new Set<unknown>();
+			perToken.set(h.slot.tokenName, mine.add(unit));
 		}
 		let poolUsed = 0;
-		for (const n of perToken.values()) poolUsed += Math.max(0, n - each);
-		return { mine: perToken.get(tokenName) ?? 0, used, poolUsed };
+		for (const mine of perToken.values()) poolUsed += Math.max(0, mine.size - each);
+		return { mine: perToken.get(tokenName)?.size ?? 0, used: units.size, poolUsed };
 	}
 }

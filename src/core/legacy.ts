@@ -75,15 +75,15 @@ export class LegacyMcp {
 				? asked
 				: LATEST_LEGACY_VERSION;
 		const client = clientName(params?.clientInfo);
-		const session = this.#d.sessions.create(who.secretDigest, version, { tokenName: who.tokenName, client });
-		if (session === null) return rpcError("server_busy", id);
+		const opened = this.#d.sessions.create(who.secretDigest, version, { tokenName: who.tokenName, client });
+		if (!opened.ok) return rpcError("server_busy", id);
 		const result = {
 			protocolVersion: version,
 			capabilities: { tools: { listChanged: false } },
 			serverInfo: this.#d.serverInfo,
 			instructions: this.#d.instructions(),
 		};
-		return rpcResult(id, result, { "mcp-session-id": session.sid });
+		return rpcResult(id, result, { "mcp-session-id": opened.session.sid });
 	}
 
 	#notification(msg: Envelope, session: Session): void {

@@ -193,8 +193,7 @@ export class BridgeServer {
 					conn,
 					...(who.ended ? { ended: who.ended } : {}),
 					recheck: () => identityEnded(who, route),
-					take: (kind, onEnd) => this.holdings.take(kind, who, onEnd),
-					liveTokens: () => this.#gate.tokens.size,
+					take: (kind, onEnd, joins) => this.holdings.take(kind, who, onEnd, joins),
 				})
 			: notFound();
 	}

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
-import type { Slot } from "./types.ts";
+import type { Refused, Slot, Taken } from "./types.ts";
 
 export const MAX_SESSIONS = 64;
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
@@ -40,7 +40,9 @@ export interface SessionOptions {
 	liveTokens?: () => number;
 }
 
-export type SessionLookup = { ok: true; session: Session } | { ok: false };
+export type SessionLookup = { ok: true; session: Session } | Refused;
+/** A new session, or why there is none: the registry's refusal (answered as server busy). */
+export type NewSession = { ok: true; session: Session } | Exclude<Taken, { ok: true }>;
 
 export class SessionTable {
 	readonly #byId = new Map<string, Session>();
@@ -65,28 +67,28 @@ export class SessionTable {
 		return this.#byId.size;
 	}
 
-	/** A new session for `who.tokenName`, or null (server busy) when neither the table nor its share has room. */
+	/** A new session for `who.tokenName`, or the refusal when neither the table nor its share has room. */
 	create(
 		secretDigest: string,
 		protocolVersion: string,
 		who: { tokenName: string; client: string | null } = { tokenName: "owner", client: null },
-	): Session | null {
+	): NewSession {
 		this.#sweep();
 		const sid = randomUUID();
 		const take = () => this.#holdings.take("sessions", who, () => this.#end(sid));
 		let taken = take();
 		if (!taken.ok) {
 			const oldestIdle = this.#oldestIdle(who.tokenName);
-			if (oldestIdle === undefined) return null;
+			if (oldestIdle === undefined) return taken;
 			this.#end(oldestIdle);
 			taken = take();
-			if (!taken.ok) return null;
+			if (!taken.ok) return taken;
 		}
 		this.#slots.set(sid, taken.slot);
 		const now = this.#now();
 		const session = { sid, secretDigest, ...who, protocolVersion, createdAt: now, lastSeen: now };
 		this.#byId.set(sid, session);
-		return session;
+		return { ok: true, session };
 	}
 
 	/** The token's least recently seen session with no call in flight. */
@@ -98,13 +100,13 @@ export class SessionTable {
 	/** Finds a live session for this token and refreshes its idle timer. */
 	touch(sid: string, secretDigest: string): SessionLookup {
 		const session = this.#byId.get(sid);
-		if (!session) return { ok: false };
+		if (!session) return { ok: false, why: "no such session" };
 		const now = this.#now();
 		if (now - session.lastSeen > this.#ttlMs && !this.#isBusy(sid)) {
 			this.#end(sid);
-			return { ok: false };
+			return { ok: false, why: "the session expired" };
 		}
-		if (session.secretDigest !== secretDigest) return { ok: false };
+		if (session.secretDigest !== secretDigest) return { ok: false, why: "another secret's session" };
 		session.lastSeen = now;
 		this.#byId.delete(sid);
 		this.#byId.set(sid, session);

@@ -15,18 +15,27 @@ export interface Slot {
 }
 
 /**
- * A kind's bound: a total shared by the live tokens (`shareRule`, core/holdings.ts); `each` per token with
- * `total` over all (approval prompts); or null when the kind's owner bounds it (tasks, digest jobs per file).
+ * A kind's bound for the one share rule (`shareRule`, core/holdings.ts): a total divided among the live tokens;
+ * `each` per token (set by the kind's owner, not divided) with `total` over all (approval prompts); or null when
+ * the kind's owner bounds it (tasks: per token, by count and bytes, core/tasks.ts).
  */
 export type SlotBound = number | { each: number; total: number } | null;
 
 /**
- * A slot, or why there is none (`revoked`: the caller's own secret ended, answered like any ended secret;
- * `limit`: which bound of an `each`/`total` kind refused, with this token's count or the total).
+ * Every refusal's one shape: the sentence saying why (for the caller or the log), and a code where the
+ * caller must tell refusals apart.
  */
-export type Taken =
-	| { ok: true; slot: Slot }
-	| { ok: false; why: string; revoked?: true; limit?: { scope: "token" | "all"; held: number } };
+export interface Refused<C extends string = string> {
+	ok: false;
+	code?: C;
+	why: string;
+}
+
+/**
+ * A slot, or why there is none: `revoked` (the caller's own secret ended, answered like any ended secret),
+ * `all` (the kind's bound is full) or `share` (this token's share is); `held` is the count the refusal names.
+ */
+export type Taken = { ok: true; slot: Slot } | (Refused<"revoked" | "all" | "share"> & { held: number });
 
 /** Who takes a slot: the token's name and, from the request's identity, the signal of its secret ending. */
 export interface Holder {
@@ -173,18 +182,16 @@ export interface RouteContext extends CallerInfo {
 	recheck(): Response | undefined;
 	/**
 	 * A slot of `kind` for this caller from the one registry (core/holdings.ts), ended by `onEnd` if its
-	 * token is revoked or rotated; or the sentence saying why there is none (contract §16, §19).
+	 * token is revoked or rotated; or why there is none (contract §16, §19). `joins`: see `TokenHoldings.take`.
 	 */
-	take(kind: SlotKind, onEnd?: (reason: string) => void): Taken;
-	/** How many tokens are live now (a route that bounds work of its own shares it by `shareRule`). */
-	liveTokens(): number;
+	take(kind: SlotKind, onEnd?: (reason: string) => void, joins?: string): Taken;
 }
 
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
 export interface ExtraRoute {
 	methods: readonly string[];
 	/** The bounds of the slot kinds the route takes (e.g. `/blob`: uploads, downloads). */
-	bounds?: Partial<Record<SlotKind, number>>;
+	bounds?: Partial<Record<SlotKind, SlotBound>>;
 	handle(req: Request, ctx: RouteContext): Promise<Response>;
 }
 

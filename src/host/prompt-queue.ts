@@ -115,9 +115,8 @@ export class PromptQueue {
 			let w: Waiting | undefined;
 			const taken = take(() => w && this.#drop(w, revokedRefusal(token)));
 			if (!taken.ok) {
-				if (taken.revoked) return reject(revokedRefusal(token));
-				const { scope, held } = taken.limit ?? { scope: "all", held: MAX_WAITING };
-				return reject(new QueueRefusal(scope === "token" ? fullText(token, held) : allFullText()));
+				if (taken.code === "revoked") return reject(revokedRefusal(token));
+				return reject(new QueueRefusal(taken.code === "share" ? fullText(token, taken.held) : allFullText()));
 			}
 			const waitMs = this.#maxWaitMs;
 			const onAbort = (): void => w && this.#drop(w, cancelled());

@@ -17,8 +17,7 @@ export function routeCtx(
 ): RouteContext {
 	const base = { sid: null, tokenName: "owner", client: null, conn: NO_CONNECTION, ...over };
 	const ctx: RouteContext = {
-		liveTokens: () => 1,
-		take: (kind, onEnd) => holdings.take(kind, base, onEnd),
+		take: (kind, onEnd, joins) => holdings.take(kind, base, onEnd, joins),
 		...base,
 		recheck: () => identityEnded(base, "/route"),
 	};

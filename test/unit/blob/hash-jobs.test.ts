@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { contentKey } from "../../../src/blob/digest-cache.ts";
 import { HashJobs, MAX_HASH_JOBS } from "../../../src/blob/hash-jobs.ts";
+import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
 
 const MIB = 1024 * 1024;
 
@@ -30,24 +31,41 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 	};
 	const zeros = (size: number) => createHash("sha256").update(new Uint8Array(size)).digest("hex");
 	const stays = () => new AbortController().signal;
+	type File = ReturnType<typeof big>;
+	/** Jobs with the share a server gives them: the `/blob` route's bound of `digests` among `live` tokens. */
+	const hashing = (live: number) => {
+		const jobs = new HashJobs();
+		const reg = new TokenHoldings({ ...NO_SLOTS, digests: MAX_HASH_JOBS }, () => live);
+		/** A wait as a download makes it (blob/download.ts): a `digests` slot joining the version, then its job. */
+		const wait = async (
+			f: File,
+			token: string,
+			leave: AbortSignal,
+		): Promise<{ ok: boolean; why?: string; hex?: string | null }> => {
+			const taken = reg.take("digests", { tokenName: token }, undefined, f.key);
+			if (!taken.ok) return { ok: false, why: taken.why };
+			try {
+				return { ok: true, hex: await jobs.wait(f.fd, f.key, f.size, leave) };
+			} finally {
+				taken.slot.release();
+			}
+		};
+		return { wait };
+	};
 
 	test("concurrent requesters of one file version share one job and all get its digest", async () => {
-		const jobs = new HashJobs();
+		const { wait } = hashing(MAX_HASH_JOBS);
 		const f = big("a", 4 * MIB);
-		const waits = [
-			jobs.wait(f.fd, f.key, f.size, "a", MAX_HASH_JOBS, stays()),
-			jobs.wait(f.fd, f.key, f.size, "a", MAX_HASH_JOBS, stays()),
-			jobs.wait(f.fd, f.key, f.size, "b", MAX_HASH_JOBS, stays()),
-		];
-		// Token a is at its share of 1 job, yet joins the running one; so does b.
-		expect(jobs.jobsOf("a")).toBe(1);
-		expect(jobs.jobsOf("b")).toBe(1);
+		const other = big("other", MIB);
+		const waits = [wait(f, "a", stays()), wait(f, "a", stays()), wait(f, "b", stays())];
+		// Token a is at its share of 1 job, yet joins the running one; so does b. The job counts once for a.
+		expect(await wait(other, "a", stays())).toMatchObject({ ok: false });
 		for (const w of await Promise.all(waits)) expect(w).toEqual({ ok: true, hex: zeros(4 * MIB) });
-		expect(jobs.jobsOf("a")).toBe(0);
+		expect(await wait(other, "a", stays())).toEqual({ ok: true, hex: zeros(MIB) });
 	});
 
 	test("a token at its share starts no new job (2 live tokens: 2 jobs each); another token still does; the total is bounded", async () => {
-		const jobs = new HashJobs();
+		const { wait } = hashing(2);
 		const files = Array.from({ length: MAX_HASH_JOBS + 1 }, (_, i) => big(`f${i}`, 2 * MIB + i));
 		const [f0, f1, f2, f3, f4] = files as [
 			(typeof files)[0],
@@ -56,17 +74,14 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 			(typeof files)[0],
 			(typeof files)[0],
 		];
-		const first = jobs.wait(f0.fd, f0.key, f0.size, "a", 2, stays());
-		const second = jobs.wait(f1.fd, f1.key, f1.size, "a", 2, stays());
-		expect(await jobs.wait(f2.fd, f2.key, f2.size, "a", 2, stays())).toEqual({
+		const first = wait(f0, "a", stays());
+		const second = wait(f1, "a", stays());
+		expect(await wait(f2, "a", stays())).toEqual({
 			ok: false,
 			why: "this token's 2 file hashes (Want-Repr-Digest) are in progress, its share of 4 among 2 tokens",
 		});
-		const other = [
-			jobs.wait(f2.fd, f2.key, f2.size, "b", 2, stays()),
-			jobs.wait(f3.fd, f3.key, f3.size, "b", 2, stays()),
-		];
-		expect(await jobs.wait(f4.fd, f4.key, f4.size, "c", 2, stays())).toMatchObject({
+		const other = [wait(f2, "b", stays()), wait(f3, "b", stays())];
+		expect(await wait(f4, "c", stays())).toMatchObject({
 			ok: false,
 			why: `all ${MAX_HASH_JOBS} file hashes (Want-Repr-Digest) are in progress`,
 		});
@@ -74,14 +89,13 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 	});
 
 	test("when the last requester leaves, the hash stops (null) and costs no more CPU; a new request starts afresh", async () => {
-		const jobs = new HashJobs();
+		const { wait } = hashing(MAX_HASH_JOBS);
 		const f = big("huge", 1024 * MIB);
 		const leave = new AbortController();
-		const pending = jobs.wait(f.fd, f.key, f.size, "a", MAX_HASH_JOBS, leave.signal);
+		const pending = wait(f, "a", leave.signal);
 		await Bun.sleep(50);
 		leave.abort();
 		expect(await pending).toEqual({ ok: true, hex: null });
-		expect(jobs.jobsOf("a")).toBe(0);
 		// The work has stopped: over the next 300 ms this process burns almost no CPU (a GiB would take seconds).
 		await Bun.sleep(50);
 		const before = process.cpuUsage();
@@ -91,8 +105,8 @@ describe("HashJobs (issue 30 item 4: one hash per file version, a share per toke
 		// One requester leaving while another waits changes nothing for the other.
 		const small = big("small", 3 * MIB);
 		const goes = new AbortController();
-		const a = jobs.wait(small.fd, small.key, small.size, "a", 1, goes.signal);
-		const b = jobs.wait(small.fd, small.key, small.size, "b", 1, stays());
+		const a = wait(small, "a", goes.signal);
+		const b = wait(small, "b", stays());
 		goes.abort();
 		expect(await a).toEqual({ ok: true, hex: null });
 		expect(await b).toEqual({ ok: true, hex: zeros(3 * MIB) });

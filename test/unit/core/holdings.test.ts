@@ -31,15 +31,23 @@ describe("shareOf / shareRule", () => {
 		expect(shareOf(4, 5)).toEqual({ each: 0, pool: 4, cap: 1 });
 		const what = "file hashes";
 		expect(shareRule(what, 4, 5, { mine: 0, used: 3, poolUsed: 3 })).toBeNull();
-		expect(shareRule(what, 4, 5, { mine: 1, used: 1, poolUsed: 1 })).toBe(
-			"this token's 1 file hashes are in progress, its share of 4 among 5 tokens",
-		);
-		expect(shareRule(what, 4, 5, { mine: 0, used: 4, poolUsed: 4 })).toBe("all 4 file hashes are in progress");
+		expect(shareRule(what, 4, 5, { mine: 1, used: 1, poolUsed: 1 })).toEqual({
+			ok: false,
+			code: "share",
+			why: "this token's 1 file hashes are in progress, its share of 4 among 5 tokens",
+			held: 1,
+		});
+		expect(shareRule(what, 4, 5, { mine: 0, used: 4, poolUsed: 4 })).toEqual({
+			ok: false,
+			code: "all",
+			why: "all 4 file hashes are in progress",
+			held: 4,
+		});
 	});
 
 	test("a refusal names the real count: the token's own slots, the pool in use, or the whole bound", () => {
 		// 3 tokens, 10 slots: 3 reserved each, a pool of 1.
-		expect(shareRule("uploads", 10, 3, { mine: 3, used: 7, poolUsed: 1 })).toBe(
+		expect(shareRule("uploads", 10, 3, { mine: 3, used: 7, poolUsed: 1 })?.why).toBe(
 			"this token's 3 uploads are in progress, its reserved share; the 1 shared by 3 tokens are in use",
 		);
 		expect(shareRule("uploads", 10, 3, { mine: 3, used: 6, poolUsed: 0 })).toBeNull();
@@ -76,8 +84,9 @@ describe("TokenHoldings", () => {
 		for (const kind of ["downloads", "prompts"] as const) {
 			expect(reg.take(kind, { tokenName: "a", ended: AbortSignal.abort() })).toEqual({
 				ok: false,
+				code: "revoked",
 				why: "this token was revoked or rotated",
-				revoked: true,
+				held: 0,
 			});
 		}
 	});
@@ -89,7 +98,9 @@ describe("TokenHoldings", () => {
 		for (const t of ["a", "a", "b", "b", "c"]) expect(take(t).ok).toBe(true);
 		expect(take("c")).toEqual({
 			ok: false,
+			code: "share",
 			why: "this token's 1 uploads are in progress, its reserved share; the 2 shared by 4 tokens are in use",
+			held: 1,
 		});
 		expect(take("d").ok).toBe(true);
 	});
@@ -100,7 +111,7 @@ describe("TokenHoldings", () => {
 		const second = reg.take("calls", { tokenName: "a" });
 		if (!first.ok || !second.ok) throw new Error("no slot");
 		reg.endToken("a", "rotated");
-		expect(reg.take("calls", { tokenName: "a" })).toEqual({ ok: false, why: "all 2 calls are in progress" });
+		expect(reg.take("calls", { tokenName: "a" })).toMatchObject({ ok: false, why: "all 2 calls are in progress" });
 		first.slot.release();
 		first.slot.release();
 		expect(reg.take("calls", { tokenName: "a" }).ok).toBe(true);
@@ -202,9 +213,9 @@ describe("TokenHoldings, a kind bounded per token and in all (issue 38.8: approv
 		const a1 = reg.take("prompts", { tokenName: "a" }, r => ended.push(`a1 ${r}`));
 		const a2 = reg.take("prompts", { tokenName: "a" });
 		expect([a1.ok, a2.ok]).toEqual([true, true]);
-		expect(reg.take("prompts", { tokenName: "a" })).toMatchObject({ ok: false, limit: { scope: "token", held: 2 } });
+		expect(reg.take("prompts", { tokenName: "a" })).toMatchObject({ ok: false, code: "share", held: 2 });
 		expect(reg.take("prompts", { tokenName: "b" }).ok).toBe(true);
-		expect(reg.take("prompts", { tokenName: "c" })).toMatchObject({ ok: false, limit: { scope: "all", held: 3 } });
+		expect(reg.take("prompts", { tokenName: "c" })).toMatchObject({ ok: false, code: "all", held: 3 });
 		expect(reg.endToken("a", "revoked")).toBe(2);
 		expect(ended).toEqual(["a1 revoked"]);
 		// Ended slots count in all until released, so a burst cannot pass the total meanwhile.
@@ -213,7 +224,7 @@ describe("TokenHoldings, a kind bounded per token and in all (issue 38.8: approv
 		expect(reg.take("prompts", { tokenName: "c" }).ok).toBe(true);
 		const gone = new AbortController();
 		gone.abort();
-		expect(reg.take("prompts", { tokenName: "d", ended: gone.signal })).toMatchObject({ ok: false, revoked: true });
+		expect(reg.take("prompts", { tokenName: "d", ended: gone.signal })).toMatchObject({ ok: false, code: "revoked" });
 	});
 
 	test("a server without the host's bound holds no prompts: fail closed", () => {

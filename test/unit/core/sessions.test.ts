@@ -12,8 +12,9 @@ function open(
 	version: string,
 	who?: { tokenName: string; client: string | null },
 ): Session {
-	const s = table.create(fp, version, who);
-	if (s === null) throw new Error("no room");
+	const opened = table.create(fp, version, who);
+	if (!opened.ok) throw new Error(opened.why);
+	const s = opened.session;
 	return s;
 }
 
@@ -141,14 +142,14 @@ describe("SessionTable TTL", () => {
 describe("SessionTable lookup", () => {
 	test("unknown sid -> not found", () => {
 		const { table } = makeTable();
-		expect(table.touch("no-such-sid", FP)).toEqual({ ok: false });
+		expect(table.touch("no-such-sid", FP)).toMatchObject({ ok: false });
 	});
 
 	test("wrong secret digest -> not found, session left alive and unrefreshed", () => {
 		const { table, clock, ended } = makeTable();
 		const s = open(table, FP, "v");
 		clock.t += 1000;
-		expect(table.touch(s.sid, "other-digest")).toEqual({ ok: false });
+		expect(table.touch(s.sid, "other-digest")).toMatchObject({ ok: false });
 		expect(s.lastSeen).toBe(clock.t - 1000);
 		expect(ended).toEqual([]);
 		expect(table.touch(s.sid, FP).ok).toBe(true);
@@ -195,11 +196,11 @@ describe("SessionTable fairness (contract §16, issue 20 item 4)", () => {
 		const busy = new Set<string>();
 		const { table, ended } = makeTable({ max: 4, liveTokens: () => 2, isBusy: sid => busy.has(sid) });
 		for (let i = 0; i < 2; i++) busy.add(open(table, "fa", "v", A).sid);
-		expect(table.create("fa", "v", A)).toBeNull();
+		expect(table.create("fa", "v", A).ok).toBe(false);
 		expect(ended).toEqual([]);
 		// A full table of busy sessions of another token refuses too: nothing of b's is touched.
 		for (let i = 0; i < 2; i++) busy.add(open(table, "fb", "v", B).sid);
-		expect(table.create("fc", "v", { tokenName: "c", client: null })).toBeNull();
+		expect(table.create("fc", "v", { tokenName: "c", client: null }).ok).toBe(false);
 		expect(ended).toEqual([]);
 	});
 });

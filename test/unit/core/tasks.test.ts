@@ -378,7 +378,7 @@ describe("task-answer: a declaring call and its window", () => {
 					call,
 					args: {},
 					caller: { sid: null, tokenName: "owner", client: null },
-					take: () => ({ ok: false, why: "no registry in this test" }),
+					take: () => ({ ok: false, code: "all", why: "no registry in this test", held: 0 }),
 					closed: closed.signal,
 					leave: () => {},
 				},

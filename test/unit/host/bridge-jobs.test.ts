@@ -55,7 +55,7 @@ const req = (signal: AbortSignal, onBackgrounded?: () => void) => ({
 	args: { command: "sleep 99" },
 	signal,
 	caller: { sid: "s1", tokenName: "owner", client: null },
-	take: () => ({ ok: false as const, why: "no registry in this test" }),
+	take: () => ({ ok: false as const, code: "all" as const, why: "no registry in this test", held: 0 }),
 	...(onBackgrounded ? { onBackgrounded } : {}),
 });
 

@@ -94,7 +94,7 @@ const callReq = (name: string, args: Record<string, unknown> = {}): ToolCallRequ
 	args,
 	signal: new AbortController().signal,
 	caller: { sid: "sid-1", tokenName: "owner", client: null },
-	take: () => ({ ok: false, why: "no registry in this test" }),
+	take: () => ({ ok: false, code: "all", why: "no registry in this test", held: 0 }),
 });
 
 describe("annotationsFor", () => {

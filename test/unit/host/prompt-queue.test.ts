@@ -134,7 +134,7 @@ describe("prompt queue: one dialog at a time, turns round-robin across tokens (c
 		expect(String(settled[0]?.value)).toContain("approval queue full: token 'a' already has 2 prompts waiting");
 		// Second channel: the registry itself refuses a third prompts slot of 'a' and gives one to 'b'.
 		const third = slots.reg.take("prompts", { tokenName: "a" });
-		expect(third).toMatchObject({ ok: false, limit: { scope: "token", held: 2 } });
+		expect(third).toMatchObject({ ok: false, code: "share", held: 2 });
 		expect(slots.reg.take("prompts", { tokenName: "b" }).ok).toBe(true);
 		await host.answer();
 		ask("a", "a5");
