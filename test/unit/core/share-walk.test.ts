@@ -88,6 +88,22 @@ const callIn = (server: BridgeServer, token: string, sid: string, id: number) =>
 		NO_CONNECTION,
 	);
 
+/** A walker whose admitted requests stay unanswered until `stop`; a refused one is answered at once. */
+function unanswered(ask: (token: string, n: number) => { answer: Promise<Response>; stop(): void }): Walker {
+	const held: Array<ReturnType<typeof ask>> = [];
+	return {
+		async hold(token) {
+			const one = ask(token, held.length + 1);
+			held.push(one);
+			return await pending(one.answer);
+		},
+		async release() {
+			for (const one of held) one.stop();
+			await Promise.all(held.splice(0).map(one => one.answer));
+		},
+	};
+}
+
 /** Tools that run until `release` (every call the server admits reaches one). */
 const hanging = { stops: [] as Array<() => void> };
 const DONE: ToolCallOutcome = { content: [{ type: "text", text: "done" }], isError: false };
@@ -141,23 +157,16 @@ const WALKS: Record<SlotKind, Walk | { exempt: string }> = {
 	},
 	uploads: {
 		bound: BOUND,
-		make(server) {
-			const bodies: Array<ReadableStreamDefaultController<Uint8Array>> = [];
-			const answers: Promise<Response>[] = [];
-			let n = 0;
-			return {
-				async hold(token) {
-					const body = new ReadableStream<Uint8Array>({ start: c => void bodies.push(c) });
-					const answer = server.handle(request(token, `/blob?path=up${++n}`, { method: "PUT", body }), NO_CONNECTION);
-					answers.push(answer);
-					return await pending(answer);
-				},
-				async release() {
-					for (const c of bodies.splice(0)) c.close();
-					await Promise.all(answers.splice(0));
-				},
-			};
-		},
+		make: server =>
+			unanswered((token, n) => {
+				let body: ReadableStreamDefaultController<Uint8Array> | undefined;
+				const stream = new ReadableStream<Uint8Array>({ start: c => void (body = c) });
+				const answer = server.handle(
+					request(token, `/blob?path=up${n}`, { method: "PUT", body: stream }),
+					NO_CONNECTION,
+				);
+				return { answer, stop: () => body?.close() };
+			}),
 	},
 	downloads: {
 		bound: BOUND,
@@ -180,32 +189,16 @@ const WALKS: Record<SlotKind, Walk | { exempt: string }> = {
 	},
 	digests: {
 		bound: BOUND,
-		make(server, dir) {
-			const leaves: AbortController[] = [];
-			const answers: Promise<Response>[] = [];
-			let n = 0;
-			return {
-				async hold(token) {
-					// A file version of its own each time (joining a running hash is free), too big to hash meanwhile.
-					const name = `sparse${++n}`;
-					writeFileSync(join(dir, "cwd", name), "");
-					truncateSync(join(dir, "cwd", name), 64 * 1024 ** 3);
-					const leave = new AbortController();
-					leaves.push(leave);
-					const headers = { "want-repr-digest": "sha-256=1" };
-					const answer = server.handle(
-						request(token, `/blob?path=${name}`, { headers, signal: leave.signal }),
-						NO_CONNECTION,
-					);
-					answers.push(answer);
-					return await pending(answer);
-				},
-				async release() {
-					for (const leave of leaves.splice(0)) leave.abort();
-					await Promise.all(answers.splice(0));
-				},
-			};
-		},
+		make: (server, dir) =>
+			unanswered((token, n) => {
+				// A file version of its own each time (joining a running hash is free), too big to hash meanwhile.
+				writeFileSync(join(dir, "cwd", `sparse${n}`), "");
+				truncateSync(join(dir, "cwd", `sparse${n}`), 64 * 1024 ** 3);
+				const leave = new AbortController();
+				const headers = { "want-repr-digest": "sha-256=1" };
+				const req = request(token, `/blob?path=sparse${n}`, { headers, signal: leave.signal });
+				return { answer: server.handle(req, NO_CONNECTION), stop: () => leave.abort() };
+			}),
 	},
 	prompts: {
 		// The host adapter's form: a bound per token (fixed, not divided) and one in all.
