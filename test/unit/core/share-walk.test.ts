@@ -160,7 +160,11 @@ const WALKS: Record<SlotKind, Walk | { exempt: string }> = {
 		make: server =>
 			unanswered((token, n) => {
 				let body: ReadableStreamDefaultController<Uint8Array> | undefined;
-				const stream = new ReadableStream<Uint8Array>({ start: c => void (body = c) });
+				const stream = new ReadableStream<Uint8Array>({
+					start: c => {
+						body = c;
+					},
+				});
 				const answer = server.handle(
 					request(token, `/blob?path=up${n}`, { method: "PUT", body: stream }),
 					NO_CONNECTION,
