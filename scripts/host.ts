@@ -115,7 +115,15 @@ function printServing(b: Extract<Boot, { kind: "serving" }>, omp: Omp, cwd: stri
 	say("a2a host: Ctrl-C stops");
 }
 
-async function main(): Promise<number> {
+// Named for what it does: it answers a prompt omp raises; whether one is raised is omp's approval mode.
+const ANSWERS = {
+	ask: "a prompt omp raises is asked here",
+	deny: "a prompt omp raises is answered Deny",
+	approve: "a prompt omp raises is answered Approve",
+} as const;
+
+/** The arguments and the directory omp runs in; or the exit code when they allow no start (usage, --help). */
+function startingPoint(): { args: HostArgs; cwd: string } | number {
 	const parsed = parseHostArgs(process.argv.slice(2), process.stdin.isTTY === true);
 	if (!parsed.ok) {
 		warn(`a2a host: ${parsed.message}\n\n${USAGE}`);
@@ -133,15 +141,12 @@ async function main(): Promise<number> {
 		warn(`a2a host: --cwd: '${cwd}' is not a directory`);
 		return 2;
 	}
-	if (OMP.kind === "missing") {
-		warn(`a2a host: ${OMP.message}`);
-		return 1;
-	}
-	// The bridge's prompt queue takes its bounds from these flags (src/headless/queue-command.ts).
-	const env = { ...process.env, ...queueEnv(args) };
-	const files = { command: OMP.command, entry: ENTRY, placeholder: PLACEHOLDER, env };
-	const live: { omp?: Omp } = {};
-	const approver = new Approver({
+	return { args, cwd };
+}
+
+/** The terminal's approver; its "deny this token's queue" goes to the omp running now (`live.omp`). */
+function approverFor(args: HostArgs, live: { omp?: Omp }): Approver {
+	return new Approver({
 		mode: args.approvals,
 		timeoutMs: args.approvalTimeoutMs,
 		input: args.approvals === "ask" ? process.stdin : undefined,
@@ -152,12 +157,21 @@ async function main(): Promise<number> {
 			if (live.omp) send(live.omp, promptFrame(`a2a-host-deny-queue-${token}`, `/a2a ${DENY_QUEUE} ${token}`));
 		},
 	});
-	// Named for what it does: it answers a prompt omp raises; whether one is raised is omp's approval mode (below).
-	const ANSWERS = {
-		ask: "a prompt omp raises is asked here",
-		deny: "a prompt omp raises is answered Deny",
-		approve: "a prompt omp raises is answered Approve",
-	} as const;
+}
+
+async function main(): Promise<number> {
+	const start = startingPoint();
+	if (typeof start === "number") return start;
+	const { args, cwd } = start;
+	if (OMP.kind === "missing") {
+		warn(`a2a host: ${OMP.message}`);
+		return 1;
+	}
+	// The bridge's prompt queue takes its bounds from these flags (src/headless/queue-command.ts).
+	const env = { ...process.env, ...queueEnv(args) };
+	const files = { command: OMP.command, entry: ENTRY, placeholder: PLACEHOLDER, env };
+	const live: { omp?: Omp } = {};
+	const approver = approverFor(args, live);
 	say(
 		`a2a host: omp ${OMP.version}${OMP.from === "PATH" ? " (on PATH)" : ""} in ${cwd}; ${ANSWERS[args.approvals]} (${args.approvalsSource}); what runs unprompted: below`,
 	);

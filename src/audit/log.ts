@@ -58,6 +58,22 @@ export interface AuditLog {
 	close(): Promise<void>;
 }
 
+/** A record as its line, the live secrets scrubbed out. */
+function lineOf(secretsNow: AuditOptions["secrets"], now: () => Date): (record: AuditRecord) => string {
+	return record => {
+		const live = secretsNow?.() ?? [];
+		const secrets = (typeof live === "string" ? [live] : live).filter(t => t.length > 0);
+		// On the values, before escaping, digests and cuts (contract §16); then once more on the line.
+		const scrub: Scrub = text => secrets.reduce((t, secret) => t.split(secret).join("<token>"), text);
+		return scrub(recordLine(record, now(), scrub));
+	};
+}
+
+/** What `lines` records like the one whose line is `first` cost the budget (a `done` runs a little longer). */
+function costOf(first: string, lines: number): number {
+	return Math.min(RECORD_MAX_BYTES, Buffer.byteLength(first)) * lines + DONE_EXTRA_BYTES * (lines - 1);
+}
+
 interface Held {
 	token: string;
 	left: number;
@@ -72,13 +88,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 	const budget =
 		opts.budget ?? new TokenBudget(() => now().getTime(), AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, shared);
 	const held = new Map<string, Held>();
-	const line = (record: AuditRecord): string => {
-		const live = opts.secrets?.() ?? [];
-		const secrets = (typeof live === "string" ? [live] : live).filter(t => t.length > 0);
-		// On the values, before escaping, digests and cuts (contract §16); then once more on the line.
-		const scrub: Scrub = text => secrets.reduce((t, secret) => t.split(secret).join("<token>"), text);
-		return scrub(recordLine(record, now(), scrub));
-	};
+	const line = lineOf(opts.secrets, now);
 	const release = (id: string): void => {
 		const h = held.get(id);
 		if (h === undefined) return;
@@ -106,13 +116,9 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		if (!always && budget.take(record.tokenName ?? "", Buffer.byteLength(text))) file.write(text);
 		else refusals.refused(record);
 	};
-	const cost = (record: AuditRecord, lines: number): number => {
-		const first = Math.min(RECORD_MAX_BYTES, Buffer.byteLength(line(record)));
-		return first * lines + DONE_EXTRA_BYTES * (lines - 1);
-	};
 	const admit = (record: AuditRecord, lines: number): number => {
 		const token = record.tokenName ?? "";
-		const need = cost(record, lines);
+		const need = costOf(line(record), lines);
 		if (!budget.take(token, need)) return Math.max(1, budget.waitMs(token, need));
 		if (held.size < MAX_HELD) held.set(record.id, { token, left: need, lines });
 		return 0;
@@ -122,7 +128,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		write,
 		refused,
 		admit,
-		check: record => budget.waitMs(record.tokenName ?? "", cost(record, 1)),
+		check: record => budget.waitMs(record.tokenName ?? "", costOf(line(record), 1)),
 		calls: callAudit(write, refused, admit),
 		close: async () => {
 			refusals.closeAll();

@@ -95,19 +95,12 @@ function openRoot(log: (line: string) => void): Dir | string {
 	return why;
 }
 
-function statOrNull(path: string): Stats | null {
+/** What stat (`follow`) or lstat says of `path`; null when nothing is there, or for any stat failure. */
+function statAt(path: string, follow: boolean): Stats | null {
 	try {
-		return statSync(path);
-	} catch {
-		return null;
-	}
-}
-
-function lstatOrNull(path: string): Stats | null {
-	try {
-		return lstatSync(path);
+		return follow ? statSync(path) : lstatSync(path);
 	} catch (err) {
-		if (errno(err) === "ENOENT") return null;
+		if (follow || errno(err) === "ENOENT") return null;
 		throw err;
 	}
 }
@@ -122,6 +115,43 @@ function readLink(at: string): string | null {
 	}
 }
 
+/** Where a walk of `reach` stands: the directory held, the parts still to walk, the links followed. */
+interface Walk {
+	path: string;
+	cur: Dir;
+	todo: string[];
+	hops: number;
+	linked: boolean;
+}
+
+/** Holds `next` in place of the walk's directory. */
+function move(w: Walk, next: Dir): void {
+	closeSync(w.cur.fd);
+	w.cur = next;
+}
+
+/** A link or a non-directory at `part` on the way: the walk follows the link, or the refusal (code, message). */
+function follow(w: Walk, part: string, last: boolean, st: Stats): [BlobCode, string] | null {
+	if (!st.isSymbolicLink())
+		return ["write_failed", `cannot write ${w.path}: ${join(w.cur.path, part)} is not a directory`];
+	if (++w.hops > MAX_LINK_HOPS)
+		return ["write_failed", `cannot write ${w.path}: more than ${MAX_LINK_HOPS} links on the way`];
+	// A kernel link (`/dev/stdin` → /proc/self/fd/0 → a pipe) names no path: refused by what it reaches.
+	const reached = last ? statAt(inDir(w.cur, part), true) : null;
+	if (reached !== null && !reached.isFile() && !reached.isDirectory()) {
+		return ["not_regular_file", notRegular(w.path, reached)];
+	}
+	const to = readLink(inDir(w.cur, part));
+	if (to === null) {
+		w.todo.unshift(part);
+		return null;
+	}
+	if (last) w.linked = true;
+	if (isAbsolute(to)) move(w, openDir("/", "/"));
+	w.todo.unshift(...to.split(sep).filter(p => p !== ""));
+	return null;
+}
+
 /**
  * Walks to where an upload to `path` (absolute, lexically resolved) writes, deciding on each directory it
  * holds whether a name there is the bridge's own (`own` lists the own files). Makes nothing: `make` does.
@@ -131,34 +161,27 @@ export function reach(path: string, own: readonly string[], log: (line: string) 
 	if (!files.ok) return { ok: false, code: "own_file", message: `${path} may be the bridge's own file (${files.why})` };
 	const root = openRoot(log);
 	if (typeof root === "string") return { ok: false, code: "write_failed", message: `cannot write ${path}: ${root}` };
-	let cur = root;
-	const step = (next: Dir) => {
-		closeSync(cur.fd);
-		cur = next;
-	};
+	const w: Walk = { path, cur: root, todo: path.split(sep).filter(p => p !== ""), hops: 0, linked: false };
 	const fail = (code: BlobCode, message: string): Reached => {
-		closeSync(cur.fd);
+		closeSync(w.cur.fd);
 		return { ok: false, code, message };
 	};
-	const todo = path.split(sep).filter(p => p !== "");
 	const missing: string[] = [];
-	let hops = 0;
-	let linked = false;
 	try {
-		while (todo.length > 0) {
-			const part = todo.shift() as string;
-			const last = todo.length === 0;
+		while (w.todo.length > 0) {
+			const part = w.todo.shift() as string;
+			const last = w.todo.length === 0;
 			if (part === "." || part === "..") {
 				if (last) break;
 				if (part === ".." && missing.length > 0) missing.pop();
-				else if (part === "..") step(openDir(inDir(cur, ".."), join(cur.path, "..")));
+				else if (part === "..") move(w, openDir(inDir(w.cur, ".."), join(w.cur.path, "..")));
 				continue;
 			}
 			const dir =
-				missing.length === 0 ? { path: cur.path, st: cur.st } : { path: join(cur.path, ...missing), st: null };
+				missing.length === 0 ? { path: w.cur.path, st: w.cur.st } : { path: join(w.cur.path, ...missing), st: null };
 			const mine = ownName(files.files, dir, part, last ? undefined : path);
 			if (mine !== null) return fail("own_file", mine);
-			const st = missing.length === 0 ? lstatOrNull(inDir(cur, part)) : null;
+			const st = missing.length === 0 ? statAt(inDir(w.cur, part), false) : null;
 			if (st === null || (last && !st.isSymbolicLink())) {
 				if (!last) {
 					missing.push(part);
@@ -166,41 +189,26 @@ export function reach(path: string, own: readonly string[], log: (line: string) 
 				}
 				const twin = st === null ? null : ownTwin(files.files, join(dir.path, part), st);
 				if (twin !== null) return fail("own_file", twin);
-				const place = { dir: cur, missing, name: part, linked, own: files.files, made: [] };
-				return { ok: true, place: { ...place, target: join(cur.path, ...missing, part) } };
+				const place = { dir: w.cur, missing, name: part, linked: w.linked, own: files.files, made: [] };
+				return { ok: true, place: { ...place, target: join(w.cur.path, ...missing, part) } };
 			}
 			if (st.isSymbolicLink() || !st.isDirectory()) {
-				if (!st.isSymbolicLink())
-					return fail("write_failed", `cannot write ${path}: ${join(cur.path, part)} is not a directory`);
-				if (++hops > MAX_LINK_HOPS)
-					return fail("write_failed", `cannot write ${path}: more than ${MAX_LINK_HOPS} links on the way`);
-				// A kernel link (`/dev/stdin` → /proc/self/fd/0 → a pipe) names no path: refused by what it reaches.
-				const reached = last ? statOrNull(inDir(cur, part)) : null;
-				if (reached !== null && !reached.isFile() && !reached.isDirectory()) {
-					return fail("not_regular_file", notRegular(path, reached));
-				}
-				const to = readLink(inDir(cur, part));
-				if (to === null) {
-					todo.unshift(part);
-					continue;
-				}
-				if (last) linked = true;
-				if (isAbsolute(to)) step(openDir("/", "/"));
-				todo.unshift(...to.split(sep).filter(p => p !== ""));
+				const refused = follow(w, part, last, st);
+				if (refused !== null) return fail(...refused);
 				continue;
 			}
 			try {
-				step(openDir(inDir(cur, part), join(cur.path, part)));
+				move(w, openDir(inDir(w.cur, part), join(w.cur.path, part)));
 			} catch (err) {
 				// Swapped for a link or a file since the look: look again.
 				const changed = errno(err) === "ELOOP" || errno(err) === "ENOTDIR";
-				if (!changed || ++hops > MAX_LINK_HOPS) throw err;
-				todo.unshift(part);
+				if (!changed || ++w.hops > MAX_LINK_HOPS) throw err;
+				w.todo.unshift(part);
 			}
 		}
 		return fail("is_directory", `${path} reaches a directory`);
 	} catch (err) {
-		return fail("write_failed", `cannot write ${path}: ${shown(err, cur)}`);
+		return fail("write_failed", `cannot write ${path}: ${shown(err, w.cur)}`);
 	}
 }
 
