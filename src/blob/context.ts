@@ -10,7 +10,7 @@ export const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoE
 /** Writes one audit record; `error` present means the request failed. */
 export type Note = (path: string | null, offset: number | null, bytes: number, error?: string) => void;
 /** Audits a refusal (0 bytes moved) and builds its response. */
-export type Refuse = (
+export type AuditedRefuse = (
 	path: string | null,
 	offset: number | null,
 	code: BlobCode,
@@ -23,7 +23,7 @@ export interface Ctx {
 	note: Note;
 	/** Whether the request's record is written. */
 	recorded(): boolean;
-	refuse: Refuse;
+	refuse: AuditedRefuse;
 	log(line: string): void;
 	/** Whole-file digests already computed (blob/digest-cache.ts). */
 	digests: DigestCache;

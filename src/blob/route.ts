@@ -12,7 +12,7 @@ import type { BridgeConfig } from "../config/config.ts";
 import { requestTarget } from "../core/target.ts";
 import type { ExtraRoute, RouteContext } from "../core/types.ts";
 import { holding } from "./conn.ts";
-import { type Ctx, endedBefore, type Note, type Refuse } from "./context.ts";
+import { type AuditedRefuse, type Ctx, endedBefore, type Note } from "./context.ts";
 import { parseDigest } from "./digest.ts";
 import { DigestCache } from "./digest-cache.ts";
 import { download, Sending } from "./download.ts";
@@ -119,7 +119,7 @@ function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: S
 			record(path, offset, bytes, error),
 		);
 	};
-	const refuse: Refuse = (path, offset, code, message, h, extra) => {
+	const refuse: AuditedRefuse = (path, offset, code, message, h, extra) => {
 		note(path, offset, 0, message);
 		return blobError(code, message, h, extra);
 	};

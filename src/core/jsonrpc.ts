@@ -17,7 +17,7 @@ const isId = (v: unknown): v is RpcId => typeof v === "string" || (typeof v === 
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Decodes UTF-8 strictly and parses JSON; undefined on any failure (the caller answers -32700). */
+/** Decodes UTF-8 strictly and parses JSON; `ok: false` on any failure (the caller answers -32700). */
 export function parseJsonBody(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
 	try {
 		const text = UTF8.decode(bytes);

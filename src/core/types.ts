@@ -92,7 +92,7 @@ export interface ToolCallRequest {
 	args: Record<string, unknown>;
 	signal: AbortSignal;
 	caller: CallerInfo;
-	/** Present in SSE mode: the call's cumulative output so far. */
+	/** Present when the answer port shows progress (SSE, or a task's status): the call's cumulative output so far. */
 	onProgress?: (text: string) => void;
 	/** Present in SSE mode: the host backgrounded the call and stopped forwarding output. */
 	onBackgrounded?: () => void;
