@@ -9,16 +9,13 @@ import { normalizeOrigin } from "./hosts.ts";
 import {
 	BLOB_MODES,
 	type BlobMode,
-	type FieldResult,
+	type FieldCheck,
 	MAX_NAMED_TOKENS,
 	OWNER,
 	TOKEN_NAME,
 	tokenProblem,
 	validateTokens,
 } from "./tokens.ts";
-
-/** What a field's parser answers: its value (`undefined`: as if absent), or the rule it broke and where (`tokens[2].name`). */
-export type FieldCheck<T> = { ok: true; value: T } | { ok: false; field?: string; rule: string };
 
 /**
  * When an edit to the file of a running bridge takes effect (src/host/config-live.ts acts on it): "live" is
@@ -48,8 +45,6 @@ const rule = (text: string, field?: string): FieldCheck<never> => ({
 	rule: text,
 	...(field ? { field } : {}),
 });
-const checkResult = <T>(r: FieldResult<T>): FieldCheck<T> =>
-	r.ok ? ok(r.value) : { ok: false, field: r.field, rule: r.rule };
 const PORT_RULE = "must be an integer in [0, 65535]";
 const PORT_DIGITS = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})";
 /** The origin shape both the schema and the parser demand; `normalizeOrigin` then checks the host itself. */
@@ -140,7 +135,7 @@ export const FIELDS = {
 			},
 			description: "Named tokens beside the owner's: distinct names and secrets, each with the host's full reach.",
 		},
-		parse: (v, raw) => checkResult(validateTokens(v, typeof raw.token === "string" ? raw.token : undefined)),
+		parse: (v, raw) => validateTokens(v, typeof raw.token === "string" ? raw.token : undefined),
 		default: [],
 		edit: "live",
 		omitAtDefault: true,
