@@ -228,7 +228,7 @@ function armForMain(ctx: ExtensionContext): void {
 	const r = state.endpoint.running;
 	if (!r || !isMainBinding(ctx) || (r.config.host_llm !== "deny" && !processTakeover().isDenied)) return;
 	const armed = processTakeover().toggle(false, null);
-	if (!armed.ok) ctx.ui.notify(`A2A bridge: host_llm "deny" not armed: ${armed.message}`, "error");
+	if (!armed.ok) ctx.ui.notify(`A2A bridge: host_llm "deny" not armed: ${armed.why}`, "error");
 }
 
 export default function a2aBridge(pi: ExtensionAPI): void {

@@ -126,7 +126,7 @@ const ANSWERS = {
 function startingPoint(): { args: HostArgs; cwd: string } | number {
 	const parsed = parseHostArgs(process.argv.slice(2), process.stdin.isTTY === true);
 	if (!parsed.ok) {
-		warn(`a2a host: ${parsed.message}\n\n${USAGE}`);
+		warn(`a2a host: ${parsed.why}\n\n${USAGE}`);
 		return 2;
 	}
 	const args = parsed.value;

@@ -3,6 +3,8 @@
  * `Content-Digest` (this request's bytes) and `Want-Repr-Digest`. Each is a Structured Field dictionary
  * (RFC 8941 §3.2), parsed whole; sha-256 is the one algorithm computed, other keys are skipped. Pure.
  */
+
+import type { Refused } from "../core/types.ts";
 import type { BlobParsed } from "./parse.ts";
 
 type Bare = { kind: "bytes"; value: Uint8Array } | { kind: "int"; value: number } | { kind: "other" };
@@ -144,10 +146,10 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 export const sfSha256 = (hexDigest: string): string =>
 	`${SHA256}=:${Buffer.from(hexDigest, "hex").toString("base64")}:`;
 
-const bad = (message: string): { ok: false; code: "bad_digest"; message: string } => ({
+const bad = (why: string): Refused<"bad_digest"> => ({
 	ok: false,
 	code: "bad_digest",
-	message,
+	why,
 });
 
 /**

@@ -75,7 +75,7 @@ const CUT = "this download was cut";
 export async function download(req: Request, path: string, ctx: Ctx, sending: Sending): Promise<Response> {
 	const { refuse } = ctx;
 	const want = wantsSha256(req.headers.get("want-repr-digest"));
-	if (!want.ok) return refuse(path, null, want.code, want.message);
+	if (!want.ok) return refuse(path, null, want.code, want.why);
 	sending.settle();
 	// Revoking the token resets a connection whose answer is being sent (a close lets the kernel drain MBs it
 	// queued); before that (a digest wait) the answer is the refusal, and a reset then left the host busy.
@@ -119,7 +119,7 @@ async function serve(
 	const staged = head ? stagedSize(reachedPath(path)) : null;
 	const stagedHeader: Record<string, string> = staged === null ? {} : { "upload-offset": String(staged) };
 	const opened = openTarget(path, "read");
-	if (!opened.ok) return now(refuse(path, null, opened.code, opened.message, stagedHeader));
+	if (!opened.ok) return now(refuse(path, null, opened.code, opened.why, stagedHeader));
 	const { fd, st, pseudo } = opened;
 	if (pseudo !== null) return servePseudo(head, path, fd, ctx, release);
 	const size = st.size;
@@ -129,7 +129,7 @@ async function serve(
 	const range = parseRange(asked, size);
 	if (!range.ok) {
 		closeSync(fd);
-		return now(refuse(path, null, range.code, range.message, { "content-range": `bytes */${size}` }));
+		return now(refuse(path, null, range.code, range.why, { "content-range": `bytes */${size}` }));
 	}
 	const { start, end } = range.value ?? { start: 0, end: size - 1 };
 	const length = end - start + 1;

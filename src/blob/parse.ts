@@ -1,11 +1,12 @@
 /**
  * `/blob` values without effects (contract §7): the stable error codes and their statuses, the query
  * (`path`, `offset`), lexical path resolution and the single `Range` the downloads serve. Pure: parsers
- * return `{ok, value}` or `{ok: false, code, message}`. Digest headers: blob/digest.ts.
+ * return `{ok, value}` or `{ok: false, code, why}` (`Refused`). Digest headers: blob/digest.ts.
  */
 import { isAbsolute, resolve } from "node:path";
 import type { BlobMode } from "../config/tokens.ts";
 import { refusalsOf } from "../core/route-kit.ts";
+import type { Refused } from "../core/types.ts";
 
 export const BLOB_METHODS = ["PUT", "POST", "GET", "HEAD"] as const;
 export const MAX_UPLOADS_IN_FLIGHT = 64;
@@ -40,7 +41,7 @@ export const BLOB_ERRORS = {
 } as const;
 
 export type BlobCode = keyof typeof BLOB_ERRORS;
-export type BlobParsed<T> = { ok: true; value: T } | { ok: false; code: BlobCode; message: string };
+export type BlobParsed<T> = { ok: true; value: T } | Refused<BlobCode>;
 export interface BlobQuery {
 	path: string;
 	offset: number | null;
@@ -51,10 +52,10 @@ export interface ByteRange {
 	end: number;
 }
 
-const fail = (code: BlobCode, message: string): { ok: false; code: BlobCode; message: string } => ({
+const fail = (code: BlobCode, why: string): Refused<BlobCode> => ({
 	ok: false,
 	code,
-	message,
+	why,
 });
 const DIGITS = /^[0-9]+$/;
 

@@ -19,6 +19,7 @@ import {
 } from "node:fs";
 import { isAbsolute, join, sep } from "node:path";
 import { MAX_LINK_HOPS } from "../config/paths.ts";
+import type { Refused } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { errno } from "./context.ts";
 import { type OwnFiles, ownFilesOf, ownName, ownTwin } from "./own.ts";
@@ -58,7 +59,7 @@ export interface Place {
 	/** Directories `make` created, each with its parent held open: what `unmake` removes. */
 	made: Array<{ parent: Dir; name: string }>;
 }
-export type Reached = { ok: true; place: Place } | { ok: false; code: BlobCode; message: string };
+export type Reached = { ok: true; place: Place } | Refused<BlobCode>;
 
 /** A thrown fs error as text, the held directories' /proc names put back as the paths they stand for. */
 export function shown(err: unknown, ...dirs: readonly Dir[]): string {
@@ -130,7 +131,7 @@ function move(w: Walk, next: Dir): void {
 	w.cur = next;
 }
 
-/** A link or a non-directory at `part` on the way: the walk follows the link, or the refusal (code, message). */
+/** A link or a non-directory at `part` on the way: the walk follows the link, or the refusal (code, why). */
 function follow(w: Walk, part: string, last: boolean, st: Stats): [BlobCode, string] | null {
 	if (!st.isSymbolicLink())
 		return ["write_failed", `cannot write ${w.path}: ${join(w.cur.path, part)} is not a directory`];
@@ -158,13 +159,13 @@ function follow(w: Walk, part: string, last: boolean, st: Stats): [BlobCode, str
  */
 export function reach(path: string, own: readonly string[], log: (line: string) => void): Reached {
 	const files = ownFilesOf(own);
-	if (!files.ok) return { ok: false, code: "own_file", message: `${path} may be the bridge's own file (${files.why})` };
+	if (!files.ok) return { ok: false, code: "own_file", why: `${path} may be the bridge's own file (${files.why})` };
 	const root = openRoot(log);
-	if (typeof root === "string") return { ok: false, code: "write_failed", message: `cannot write ${path}: ${root}` };
+	if (typeof root === "string") return { ok: false, code: "write_failed", why: `cannot write ${path}: ${root}` };
 	const w: Walk = { path, cur: root, todo: path.split(sep).filter(p => p !== ""), hops: 0, linked: false };
-	const fail = (code: BlobCode, message: string): Reached => {
+	const fail = (code: BlobCode, why: string): Reached => {
 		closeSync(w.cur.fd);
-		return { ok: false, code, message };
+		return { ok: false, code, why };
 	};
 	const missing: string[] = [];
 	try {

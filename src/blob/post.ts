@@ -146,7 +146,7 @@ function openLocked(
 	for (let tries = 1; ; tries++) {
 		const opened = openTarget(at, "append", path);
 		if (!opened.ok) {
-			const message = opened.code === "write_failed" ? `${opened.message}; 0 bytes landed` : opened.message;
+			const message = opened.code === "write_failed" ? `${opened.why}; 0 bytes landed` : opened.why;
 			return refuse(path, offset, opened.code, message);
 		}
 		const { fd } = opened;

@@ -33,7 +33,7 @@ function existing(place: Place, ctx: Ctx, path: string, offset: number | null): 
 	if (!opened.ok) {
 		if (opened.code === "not_found") return null;
 		const code = opened.code === "read_failed" ? "write_failed" : opened.code;
-		return ctx.refuse(path, offset, code, opened.message);
+		return ctx.refuse(path, offset, code, opened.why);
 	}
 	closeSync(opened.fd);
 	if (opened.pseudo !== null) {
@@ -91,9 +91,9 @@ export async function put(
 		cleanStaging(dirAt(place.dir));
 		const opened = openStaging(target, offset, dirAt(place.dir));
 		if (!opened.ok) {
-			if (!("size" in opened)) return refuse(path, offset, opened.code, opened.message);
+			if (!("size" in opened)) return refuse(path, offset, opened.code, opened.why);
 			const staged = { "upload-offset": String(opened.size) };
-			return refuse(path, offset, opened.code, opened.message, staged, { staged: opened.size });
+			return refuse(path, offset, opened.code, opened.why, staged, { staged: opened.size });
 		}
 		r.file = opened.value;
 		return await receive(req, r, r.file, expected, ctx, locks);

@@ -87,7 +87,7 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 			const forbidden = blobRefusal(deps.config().blob, req.method);
 			if (forbidden !== null) return ctx.refuse(params.get("path"), null, "forbidden", forbidden);
 			const query = parseBlobQuery(params, req.method);
-			if (!query.ok) return ctx.refuse(params.get("path"), null, query.code, query.message);
+			if (!query.ok) return ctx.refuse(params.get("path"), null, query.code, query.why);
 			const path = resolveBlobPath(query.value.path, { home: deps.home(), cwd: deps.cwd() });
 			if (path === null) return ctx.refuse(query.value.path, null, "bad_path", NO_CWD);
 			const wait = deps.admit?.(ctx.record(path, query.value.offset, Number.MAX_SAFE_INTEGER)) ?? 0;
@@ -151,13 +151,13 @@ async function upload(
 ): Promise<Response> {
 	const { refuse } = ctx;
 	const whole = parseDigest("Repr-Digest", req.headers.get("repr-digest"));
-	if (!whole.ok) return refuse(path, offset, whole.code, whole.message);
+	if (!whole.ok) return refuse(path, offset, whole.code, whole.why);
 	const part = parseDigest("Content-Digest", req.headers.get("content-digest"));
-	if (!part.ok) return refuse(path, offset, part.code, part.message);
+	if (!part.ok) return refuse(path, offset, part.code, part.why);
 	// The check and the write are about one directory, held open from here to the reply (blob/place.ts).
 	const reached = reach(path, deps.ownFiles?.() ?? [], ctx.log);
 	if (!reached.ok && reached.code === "own_file") {
-		return refuse(path, offset, "own_file", `${reached.message}: /blob does not write it`);
+		return refuse(path, offset, "own_file", `${reached.why}: /blob does not write it`);
 	}
 	try {
 		return await write(req, path, offset, ctx, reached.ok ? reached.place : reached, shared, whole.value, part.value);
@@ -172,7 +172,7 @@ async function write(
 	path: string,
 	offset: number | null,
 	ctx: Ctx,
-	place: Place | { code: BlobCode; message: string },
+	place: Place | { code: BlobCode; why: string },
 	shared: Shared,
 	whole: Expected["whole"],
 	part: Expected["part"],
@@ -191,12 +191,7 @@ async function write(
 	try {
 		if ("code" in place) {
 			const tail = req.method === "POST" ? "0 bytes landed" : "this upload changed nothing";
-			return refuse(
-				path,
-				offset,
-				place.code,
-				place.code === "write_failed" ? `${place.message}; ${tail}` : place.message,
-			);
+			return refuse(path, offset, place.code, place.code === "write_failed" ? `${place.why}; ${tail}` : place.why);
 		}
 		const expected = { whole, part };
 		const write = req.method === "PUT" ? put : post;

@@ -19,6 +19,7 @@ import {
 	type Stats,
 } from "node:fs";
 import { dirname } from "node:path";
+import type { Refused } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { errno } from "./context.ts";
 import type { BlobCode } from "./parse.ts";
@@ -35,8 +36,8 @@ export interface StagingFile {
 }
 type OpenedStaging =
 	| { ok: true; value: StagingFile }
-	| { ok: false; code: BlobCode; message: string }
-	| { ok: false; code: "offset_mismatch"; message: string; size: number };
+	| Refused<BlobCode>
+	| (Refused<"offset_mismatch"> & { size: number });
 
 /**
  * Opens a staging file for `target`: `offset` null or 0 starts afresh (earlier idle staging files of the
@@ -53,7 +54,7 @@ export function openStaging(target: string, offset: number | null, dir = dirname
 		ok: false as const,
 		code: "offset_mismatch" as const,
 		size,
-		message:
+		why:
 			size === 0
 				? `offset ${offset} does not match the 0 bytes staged for this file (nothing is staged)`
 				: `offset ${offset} does not match the ${size} bytes staged for this file`,
@@ -96,7 +97,7 @@ function create(target: string, dir: string): OpenedStaging {
 	return {
 		ok: false,
 		code: "write_failed",
-		message: `cannot stage the upload in ${dirname(target)}: ${errorText(last).replaceAll(dir, dirname(target))}`,
+		why: `cannot stage the upload in ${dirname(target)}: ${errorText(last).replaceAll(dir, dirname(target))}`,
 	};
 }
 

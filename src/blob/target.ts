@@ -6,6 +6,7 @@
  * Kernel pseudo-files (procfs, sysfs, …) are regular by `fstat` but their size is made up.
  */
 import { closeSync, constants, fstatSync, openSync, type Stats, statfsSync } from "node:fs";
+import type { Refused } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { errno } from "./context.ts";
 import type { BlobCode } from "./parse.ts";
@@ -34,9 +35,7 @@ const FLAGS = {
 	append: APPEND | constants.O_NOFOLLOW,
 } as const;
 
-export type OpenedTarget =
-	| { ok: true; fd: number; st: Stats; pseudo: string | null }
-	| { ok: false; code: BlobCode; message: string };
+export type OpenedTarget = { ok: true; fd: number; st: Stats; pseudo: string | null } | Refused<BlobCode>;
 
 /**
  * Opens `path` for reading, for a look at the file a PUT replaces, or for appending (created when missing),
@@ -48,27 +47,27 @@ export function openTarget(at: string, mode: keyof typeof FLAGS, path = at): Ope
 		fd = openSync(at, FLAGS[mode], 0o666);
 	} catch (err) {
 		if (mode !== "read" && errno(err) === "ELOOP") {
-			return { ok: false, code: "file_changed", message: `${path} became a link while this upload opened it` };
+			return { ok: false, code: "file_changed", why: `${path} became a link while this upload opened it` };
 		}
 		if (mode !== "append" && (errno(err) === "ENOENT" || errno(err) === "ENOTDIR")) {
-			return { ok: false, code: "not_found", message: `${path} does not exist` };
+			return { ok: false, code: "not_found", why: `${path} does not exist` };
 		}
-		if (errno(err) === "EISDIR") return { ok: false, code: "is_directory", message: `${path} is a directory` };
+		if (errno(err) === "EISDIR") return { ok: false, code: "is_directory", why: `${path} is a directory` };
 		if (errno(err) === "ENXIO") return refusal(path, "a FIFO or socket with no peer");
 		const verb = mode === "append" ? "write" : "read";
 		const why = errorText(err).replaceAll(at, path);
-		return { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${why}` };
+		return { ok: false, code: `${verb}_failed`, why: `cannot ${verb} ${path}: ${why}` };
 	}
 	try {
 		const st = fstatSync(fd);
-		if (st.isDirectory()) return close(fd, { ok: false, code: "is_directory", message: `${path} is a directory` });
+		if (st.isDirectory()) return close(fd, { ok: false, code: "is_directory", why: `${path} is a directory` });
 		if (!st.isFile()) return close(fd, refusal(path, kindOf(st)));
 		const pseudo = pseudoFs(fd, at);
 		if (pseudo !== null && mode === "append") return close(fd, refusal(path, `a ${pseudo} pseudo-file`));
 		return { ok: true, fd, st, pseudo };
 	} catch (err) {
 		const verb = mode === "append" ? "write" : "read";
-		return close(fd, { ok: false, code: `${verb}_failed`, message: `cannot ${verb} ${path}: ${errorText(err)}` });
+		return close(fd, { ok: false, code: `${verb}_failed`, why: `cannot ${verb} ${path}: ${errorText(err)}` });
 	}
 }
 
@@ -77,7 +76,7 @@ const refusalText = (path: string, what: string): string =>
 const refusal = (path: string, what: string): OpenedTarget => ({
 	ok: false,
 	code: "not_regular_file",
-	message: refusalText(path, what),
+	why: refusalText(path, what),
 });
 
 function close(fd: number, r: OpenedTarget): OpenedTarget {

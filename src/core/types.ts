@@ -22,14 +22,12 @@ export interface Slot {
 export type SlotBound = number | { each: number; total: number } | null;
 
 /**
- * Every refusal's one shape: the sentence saying why (for the caller or the log), and a code where the
- * caller must tell refusals apart.
+ * Every refusal's and failure's one shape: the sentence saying why (for the caller or the log), and a code
+ * (`C`) where the caller must tell them apart.
  */
-export interface Refused<C extends string = string> {
-	ok: false;
-	code?: C;
-	why: string;
-}
+export type Refused<C extends string = never> = [C] extends [never]
+	? { ok: false; why: string }
+	: { ok: false; code: C; why: string };
 
 /**
  * A slot, or why there is none: `revoked` (the caller's own secret ended, answered like any ended secret),

@@ -27,7 +27,7 @@ export interface HostArgs {
 
 export type ArgsResult =
 	| { ok: true; value: HostArgs }
-	| { ok: false; code: "unknown_option" | "missing_value" | "bad_value"; message: string };
+	| { ok: false; code: "unknown_option" | "missing_value" | "bad_value"; why: string };
 
 export const USAGE = `usage: npm run host -- [options] [-- <omp options>]
        bun scripts/host.ts -- [options] [-- <omp options>]   (Bun drops a '--' right after the script)
@@ -85,17 +85,17 @@ export function parseHostArgs(argv: string[], isStdinTTY: boolean): ArgsResult {
 			continue;
 		}
 		if (!["--approvals", "--approval-timeout", "--approval-queue", "--cwd"].includes(name)) {
-			return { ok: false, code: "unknown_option", message: `unknown option '${arg}' (omp options go after '--')` };
+			return { ok: false, code: "unknown_option", why: `unknown option '${arg}' (omp options go after '--')` };
 		}
 		const { value, used } = flagValue(argv, i, name);
 		i += used;
 		if (value === undefined || value === "") {
 			const what = WHAT[name] ?? "seconds";
-			return { ok: false, code: "missing_value", message: `${name} needs a value: ${what}` };
+			return { ok: false, code: "missing_value", why: `${name} needs a value: ${what}` };
 		}
 		if (name === "--approvals") {
 			if (!APPROVALS_MODES.includes(value as ApprovalsMode)) {
-				return { ok: false, code: "bad_value", message: `--approvals: '${value}' is not one of ask, deny, approve` };
+				return { ok: false, code: "bad_value", why: `--approvals: '${value}' is not one of ask, deny, approve` };
 			}
 			out.approvals = value as ApprovalsMode;
 			out.approvalsSource = `--approvals ${value}`;
@@ -103,7 +103,7 @@ export function parseHostArgs(argv: string[], isStdinTTY: boolean): ArgsResult {
 			const seconds = Number(value);
 			if (!/^\d+(\.\d+)?$/.test(value) || seconds <= 0 || seconds > MAX_APPROVAL_TIMEOUT_S) {
 				const range = `a number of seconds in (0, ${MAX_APPROVAL_TIMEOUT_S}]`;
-				return { ok: false, code: "bad_value", message: `--approval-timeout: '${value}' is not ${range}` };
+				return { ok: false, code: "bad_value", why: `--approval-timeout: '${value}' is not ${range}` };
 			}
 			out.approvalTimeoutMs = Math.round(seconds * 1000);
 		} else if (name === "--approval-queue") {
@@ -111,7 +111,7 @@ export function parseHostArgs(argv: string[], isStdinTTY: boolean): ArgsResult {
 				return {
 					ok: false,
 					code: "bad_value",
-					message: `--approval-queue: '${value}' is not a whole number in 1..${MAX_APPROVAL_QUEUE}`,
+					why: `--approval-queue: '${value}' is not a whole number in 1..${MAX_APPROVAL_QUEUE}`,
 				};
 			}
 			out.approvalQueue = Number(value);

@@ -3,6 +3,7 @@
  * tripwire refuses, which providers are claimed behind the deny API, whether a configuration can be
  * covered honestly at all, and the tripwire itself. Pure except for `createTripwire`'s wrapper.
  */
+import type { Refused } from "../core/types.ts";
 
 export const DENY_API = "a2a-deny-api";
 export const DENY_MESSAGE = "a2a-bridge takeover: host inference is disabled";
@@ -58,7 +59,7 @@ export interface TakeoverHost {
 	unavailable?(): string | null;
 }
 
-export type Result<T> = { ok: true; value: T } | { ok: false; code: "cannot_arm"; message: string };
+export type Result<T> = { ok: true; value: T } | Refused<"cannot_arm">;
 export interface HostLlmState {
 	enabled: boolean;
 	denied: number;
@@ -116,7 +117,7 @@ export function uncoveredTransport(rows: readonly ModelRow[], claims: readonly s
 export function planClaims(rows: readonly ModelRow[]): Result<string[]> {
 	const claims = claimsFor(rows);
 	const uncovered = uncoveredTransport(rows, claims);
-	if (uncovered) return { ok: false, code: "cannot_arm", message: `${uncovered}; host inference stays on` };
+	if (uncovered) return { ok: false, code: "cannot_arm", why: `${uncovered}; host inference stays on` };
 	return { ok: true, value: claims };
 }
 

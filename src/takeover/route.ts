@@ -42,7 +42,7 @@ export function createHostLlmRoute(
 				return refuse("audit_budget", message, { "retry-after": String(s) });
 			}
 			const r = takeover.toggle(enabled, ctx.sid, ctx.tokenName);
-			return r.ok ? Response.json(r.value) : refuse(r.code, r.message, {}, { ...takeover.state() });
+			return r.ok ? Response.json(r.value) : refuse(r.code, r.why, {}, { ...takeover.state() });
 		},
 	};
 }

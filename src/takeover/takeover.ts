@@ -56,7 +56,7 @@ export class Takeover {
 		const isError = !r.ok;
 		const who = tokenName === undefined ? { sid } : { sid, tokenName };
 		this.#audit({ id: crypto.randomUUID(), ...who, phase: "done", tool: "host_llm", isError, args: { enabled } });
-		if (!r.ok) this.#host.log(`a2a-bridge takeover: not armed: ${r.message}`);
+		if (!r.ok) this.#host.log(`a2a-bridge takeover: not armed: ${r.why}`);
 		return r.ok ? { ok: true, value: this.state() } : r;
 	}
 
@@ -68,7 +68,7 @@ export class Takeover {
 		}
 		// Refused whole rather than armed on a host whose provider layer moved (never a quiet no-op).
 		const off = this.#host.unavailable?.() ?? null;
-		if (off !== null) return { ok: false, code: "cannot_arm", message: off };
+		if (off !== null) return { ok: false, code: "cannot_arm", why: off };
 		const rows = this.#host.models();
 		const plan = planClaims(rows);
 		if (!plan.ok) return plan;
@@ -89,7 +89,7 @@ export class Takeover {
 			rearm(this.#host, armed);
 		} catch (err) {
 			for (const problem of undo(this.#host, armed)) this.#host.log(`a2a-bridge takeover: rollback: ${problem}`);
-			return { ok: false, code: "cannot_arm", message: errorText(err) };
+			return { ok: false, code: "cannot_arm", why: errorText(err) };
 		}
 		this.#armed = armed;
 		void this.#host.settled().then(() => this.#reclaim(armed));

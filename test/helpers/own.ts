@@ -7,5 +7,5 @@ export function ownPathOf(path: string, own: readonly string[]): string | null {
 		release(r.place);
 		return null;
 	}
-	return r.code === "own_file" ? r.message : null;
+	return r.code === "own_file" ? r.why : null;
 }

@@ -46,8 +46,8 @@ describe("parseDigest (Repr-Digest / Content-Digest, RFC 9530 over RFC 8941 dict
 			expect(r.ok).toBe(false);
 			if (!r.ok) {
 				expect(r.code).toBe("bad_digest");
-				expect(r.message).toContain(why);
-				expect(r.message).toContain("Content-Digest");
+				expect(r.why).toContain(why);
+				expect(r.why).toContain("Content-Digest");
 			}
 		});
 	}

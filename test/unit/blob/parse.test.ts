@@ -37,7 +37,7 @@ describe("parseBlobQuery", () => {
 			expect(r.ok).toBe(false);
 			if (!r.ok) {
 				expect(r.code).toBe(code);
-				expect(r.message).toContain(words);
+				expect(r.why).toContain(words);
 			}
 		});
 	}
@@ -46,7 +46,7 @@ describe("parseBlobQuery", () => {
 		for (const m of ["GET", "HEAD"]) {
 			const r = q("path=x&offset=0", m);
 			expect(r).toMatchObject({ ok: false, code: "bad_offset" });
-			if (!r.ok) expect(r.message).toContain("Range");
+			if (!r.ok) expect(r.why).toContain("Range");
 		}
 	});
 });

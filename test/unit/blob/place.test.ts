@@ -50,13 +50,13 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const log: string[] = [];
 const placed = (path: string): Place => {
 	const r = reach(path, own, l => log.push(l));
-	if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+	if (!r.ok) throw new Error(`${r.code}: ${r.why}`);
 	return r.place;
 };
 const refusal = (path: string) => {
 	const r = reach(path, own, l => log.push(l));
 	if (r.ok) release(r.place);
-	return r.ok ? null : { code: r.code, message: r.message };
+	return r.ok ? null : { code: r.code, message: r.why };
 };
 
 describe("reach: the own-path rule asked on each held directory", () => {
@@ -125,7 +125,7 @@ describe("reach: the own-path rule asked on each held directory", () => {
 		const p = placed(join(work, "plain.json"));
 		renameSync(join(work, "twin.json"), join(work, "plain.json"));
 		const opened = openTarget(inDir(p.dir, p.name), "append", join(work, "plain.json"));
-		if (!opened.ok) throw new Error(opened.message);
+		if (!opened.ok) throw new Error(opened.why);
 		expect(ownTwin(p.own, "plain.json", opened.st)).toContain("by another name");
 		closeSync(opened.fd);
 		release(p);
@@ -142,7 +142,7 @@ describe("the write acts through the held directory", () => {
 		symlinkSync(agent, join(work, "d"));
 		make(p);
 		const staged = openStaging(p.target, null, dirAt(p.dir));
-		if (!staged.ok) throw new Error(staged.message);
+		if (!staged.ok) throw new Error(staged.why);
 		writeFileSync(staged.value.fd, '{"token":"forged"}\n');
 		expect(commitNew(staged.value, inDir(p.dir, p.name))).toBe(true);
 		closeSync(staged.value.fd);

@@ -40,7 +40,7 @@ describe("staging files", () => {
 	};
 	const opened = (target: string, offset: number | null): StagingFile => {
 		const o = openStaging(target, offset);
-		if (!o.ok) throw new Error(o.message);
+		if (!o.ok) throw new Error(o.why);
 		return o.value;
 	};
 	const names = () => readdirSync(dir).sort();

@@ -104,7 +104,7 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 	const state = { enabled: true, denied: 0, degraded: false };
 	const takeover = {
 		state: () => state,
-		toggle: () => ({ ok: false, code: "cannot_arm", message: "a transport the switch cannot cover" }),
+		toggle: () => ({ ok: false, code: "cannot_arm", why: "a transport the switch cannot cover" }),
 	} as unknown as Takeover;
 	const route = createHostLlmRoute(takeover);
 	const post = (body: string) =>

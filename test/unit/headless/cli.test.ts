@@ -81,7 +81,7 @@ describe("parseHostArgs", () => {
 			expect(r.ok).toBe(false);
 			if (r.ok) return;
 			expect(r.code).toBe(code as typeof r.code);
-			expect(r.message).toContain(message);
+			expect(r.why).toContain(message);
 		});
 	}
 });

@@ -104,6 +104,6 @@ describe("deny-queue NAME on the headless host's terminal (issue 38 item 7)", ()
 			expect(r.ok ? "accepted" : r.code).toBe("bad_value");
 		}
 		const missing = parseHostArgs(["--approval-queue"], false);
-		expect(missing.ok ? "accepted" : missing.message).toBe("--approval-queue needs a value: a number of prompts");
+		expect(missing.ok ? "accepted" : missing.why).toBe("--approval-queue needs a value: a number of prompts");
 	});
 });

@@ -104,7 +104,7 @@ describe("planClaims", () => {
 		expect(r.ok).toBe(false);
 		if (r.ok) return;
 		expect(r.code).toBe("cannot_arm");
-		expect(r.message).toContain("provider 'openai' (model gpt) has transport 'pi-native'");
+		expect(r.why).toContain("provider 'openai' (model gpt) has transport 'pi-native'");
 	});
 });
 
@@ -281,7 +281,7 @@ describe("Takeover.arm / restore", () => {
 		expect(r).toEqual({
 			ok: false,
 			code: "cannot_arm",
-			message: "provider 'openai-codex' could not be claimed (its rows still bypass the deny)",
+			why: "provider 'openai-codex' could not be claimed (its rows still bypass the deny)",
 		});
 		expect(host.models()).toEqual(before.models);
 		expect(host.main).toBe(before.main);
