@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { type EditTakes, FIELDS, type FieldRow, ok } from "./fields.ts";
 import { nearestOf } from "./nearest.ts";
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+export type Parsed<T> = { ok: true; value: T } | { ok: false; why: string };
 
 type Rows = typeof FIELDS;
 type ValueOf<R> = R extends FieldRow<infer T, infer _D> ? Exclude<T, undefined> : never;
@@ -85,21 +85,21 @@ type Validated = Omit<BridgeConfig, "token"> & { token: string | undefined };
  */
 export function validateConfig(raw: unknown, file: string): Parsed<Validated> {
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-		return { ok: false, message: `${file}: must hold a JSON object` };
+		return { ok: false, why: `${file}: must hold a JSON object` };
 	}
 	const obj = raw as Record<string, unknown>;
 	const unknown = Object.keys(obj).find(k => !Object.hasOwn(FIELDS, k));
 	if (unknown !== undefined) {
 		const near = nearestField(unknown);
 		const hint = near ? `did you mean '${near}'?` : `known fields: ${keys().join(", ")}`;
-		return { ok: false, message: `${file}: unknown field '${unknown}' (${hint})` };
+		return { ok: false, why: `${file}: unknown field '${unknown}' (${hint})` };
 	}
 	const value: Record<string, unknown> = { token: undefined };
 	for (const name of keys()) {
 		const field: FieldRow<unknown, unknown> = FIELDS[name];
 		// Present means present: a null field is malformed, not absent (only the token may be replaced).
 		const r = Object.hasOwn(obj, name) ? field.parse(obj[name], obj) : ok(structuredClone(field.default));
-		if (!r.ok) return { ok: false, message: `${file}: field '${r.field ?? name}' ${r.rule}` };
+		if (!r.ok) return { ok: false, why: `${file}: field '${r.field ?? name}' ${r.rule}` };
 		if (r.value !== undefined) value[name] = r.value;
 	}
 	return { ok: true, value: value as Validated };

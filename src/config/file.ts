@@ -39,7 +39,7 @@ function writeConfig(path: string, raw: Record<string, unknown>): void {
 		throw new Error(`${path} became a symlink after its name was resolved; not rewritten (try again)`);
 	}
 	const checked = validateConfig(raw, path);
-	if (!checked.ok) throw new Error(`${checked.message}; file left unchanged`);
+	if (!checked.ok) throw new Error(`${checked.why}; file left unchanged`);
 	writeFileAtomic0600(path, serialize(raw));
 }
 
@@ -62,7 +62,7 @@ export function readConfig(path: string): { raw: Record<string, unknown>; config
 
 function check(raw: unknown, path: string) {
 	const checked = validateConfig(raw, path);
-	if (!checked.ok) throw new Error(checked.message);
+	if (!checked.ok) throw new Error(checked.why);
 	return checked.value;
 }
 

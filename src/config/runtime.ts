@@ -38,16 +38,16 @@ export function runtimePath(configPath: string): string {
 
 /** Validates one entry; the URL must be a plain `http://host:port/` matching `port`. */
 function validateEntry(raw: unknown): Parsed<RuntimeEntry> {
-	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, message: "not a JSON object" };
+	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, why: "not a JSON object" };
 	const { port, pid, url, started, cwd, start } = raw as Record<string, unknown>;
 	if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
-		return { ok: false, message: "field 'port' must be an integer in [1, 65535]" };
+		return { ok: false, why: "field 'port' must be an integer in [1, 65535]" };
 	if (typeof pid !== "number" || !Number.isInteger(pid) || pid < 1)
-		return { ok: false, message: "field 'pid' must be a positive integer" };
-	if (typeof started !== "string") return { ok: false, message: "field 'started' must be a string" };
-	if (typeof cwd !== "string") return { ok: false, message: "field 'cwd' must be a string" };
+		return { ok: false, why: "field 'pid' must be a positive integer" };
+	if (typeof started !== "string") return { ok: false, why: "field 'started' must be a string" };
+	if (typeof cwd !== "string") return { ok: false, why: "field 'cwd' must be a string" };
 	if (start !== undefined && (typeof start !== "number" || !Number.isInteger(start) || start < 0))
-		return { ok: false, message: "field 'start' must be a non-negative integer (ms since the epoch)" };
+		return { ok: false, why: "field 'start' must be a non-negative integer (ms since the epoch)" };
 	let parsed: URL | undefined;
 	try {
 		parsed = typeof url === "string" ? new URL(url) : undefined;
@@ -60,7 +60,7 @@ function validateEntry(raw: unknown): Parsed<RuntimeEntry> {
 		!parsed.search &&
 		!parsed.hash &&
 		parsed.port === String(port);
-	if (!plain) return { ok: false, message: `field 'url' must be http://<host>:${port}/` };
+	if (!plain) return { ok: false, why: `field 'url' must be http://<host>:${port}/` };
 	const when = start !== undefined ? { start } : {};
 	return { ok: true, value: { url: url as string, port, pid, ...when, started, cwd } };
 }
@@ -68,12 +68,12 @@ function validateEntry(raw: unknown): Parsed<RuntimeEntry> {
 /** Validates the parsed record; one bad entry makes the whole record untrusted. @internal */
 export function validateRuntime(raw: unknown): Parsed<RuntimeEntry[]> {
 	const hosts = typeof raw === "object" && raw !== null ? (raw as { hosts?: unknown }).hosts : undefined;
-	if (!Array.isArray(hosts)) return { ok: false, message: "field 'hosts' must be an array" };
-	if (hosts.length > MAX_ENTRIES) return { ok: false, message: `holds more than ${MAX_ENTRIES} entries` };
+	if (!Array.isArray(hosts)) return { ok: false, why: "field 'hosts' must be an array" };
+	if (hosts.length > MAX_ENTRIES) return { ok: false, why: `holds more than ${MAX_ENTRIES} entries` };
 	const out: RuntimeEntry[] = [];
 	for (const [i, h] of hosts.entries()) {
 		const e = validateEntry(h);
-		if (!e.ok) return { ok: false, message: `hosts[${i}]: ${e.message}` };
+		if (!e.ok) return { ok: false, why: `hosts[${i}]: ${e.why}` };
 		out.push(e.value);
 	}
 	return { ok: true, value: out };
@@ -150,7 +150,7 @@ export function readRuntime(path: string): RuntimeRead {
 			return untrusted("is not valid JSON");
 		}
 		const checked = validateRuntime(raw);
-		return checked.ok ? { kind: "ok", entries: checked.value } : untrusted(checked.message);
+		return checked.ok ? { kind: "ok", entries: checked.value } : untrusted(checked.why);
 	} finally {
 		closeSync(fd);
 	}

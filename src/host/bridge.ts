@@ -72,7 +72,7 @@ export class HostBridge {
 		// Only through omp's own gate: a tool reached around it would run unprompted (facts-probe.ts).
 		if (!isBehindGate(tool, main)) return refusal(notGated(req.name));
 		const checked = checkArgs(this.#host, tool, req.name, req.args);
-		if (!checked.ok) return { ...refusal(checked.message), invalidArgs: checked.message };
+		if (!checked.ok) return { ...refusal(checked.why), invalidArgs: checked.why };
 		const args = checked.args;
 		// The start record is on disk before the tool runs; a call refused above never began.
 		await req.begin?.();

@@ -69,7 +69,7 @@ export function hostAccess(pi: ExtensionAPI): HostAccess {
 				const validate = ai.validateToolArguments;
 				return { ok: true, args: validate(tool as Parameters<typeof validate>[0], call) };
 			} catch (err) {
-				return { ok: false, message: errorText(err, TOOL_FAILED) };
+				return { ok: false, why: errorText(err, TOOL_FAILED) };
 			}
 		},
 		log: logLine,

@@ -50,12 +50,12 @@ export interface HostAccess {
 	fallbackTools(): Array<{ name: string; description?: string; parameters?: unknown }>;
 	/** The host's `toolWireSchema` (JSON Schema 2020-12 from the tool's parameters). */
 	wireSchema(tool: { name: string; description?: string; parameters?: unknown }): Record<string, unknown>;
-	/** The host's `validateToolArguments`: normalized arguments, or its message naming what failed. */
+	/** The host's `validateToolArguments`: normalized arguments, or why not (its message naming what failed). */
 	validateArgs?(
 		tool: HostTool,
 		name: string,
 		args: Record<string, unknown>,
-	): { ok: true; args: unknown } | { ok: false; message: string };
+	): { ok: true; args: unknown } | { ok: false; why: string };
 	log(line: string): void;
 }
 

@@ -7,7 +7,7 @@
 import { showSafely } from "../text/show.ts";
 import type { HostAccess, HostTool } from "./shapes.ts";
 
-export type ArgCheck = { ok: true; args: Record<string, unknown> } | { ok: false; message: string };
+export type ArgCheck = { ok: true; args: Record<string, unknown> } | { ok: false; why: string };
 
 /** Longest refusal text sent back; the host's message names every failing argument within it. */
 const INVALID_ARGS_MAX_CHARS = 1000;
@@ -35,14 +35,14 @@ export function checkArgs(host: HostAccess, tool: HostTool, name: string, args: 
 		const shown = showSafely(deep, 80);
 		return {
 			ok: false,
-			message: `invalid arguments for tool '${name}': '${shown}' is nested deeper than ${MAX_ARG_DEPTH} levels`,
+			why: `invalid arguments for tool '${name}': '${shown}' is nested deeper than ${MAX_ARG_DEPTH} levels`,
 		};
 	}
 	if (!host.validateArgs) return { ok: true, args };
 	const r = host.validateArgs(tool, name, args);
 	if (r.ok) return { ok: true, args: isPlainArgs(r.args) ? r.args : args };
 	if (tool.lenientArgValidation === true) return { ok: true, args };
-	return { ok: false, message: invalidArgsText(name, r.message) };
+	return { ok: false, why: invalidArgsText(name, r.why) };
 }
 
 /**

@@ -93,8 +93,8 @@ describe("validateConfig", () => {
 			const r = validateConfig(raw, FILE);
 			expect(r.ok).toBe(false);
 			if (r.ok) return;
-			expect(r.message).toContain(FILE);
-			expect(r.message).toContain(field);
+			expect(r.why).toContain(FILE);
+			expect(r.why).toContain(field);
 		});
 	}
 
@@ -102,7 +102,7 @@ describe("validateConfig", () => {
 		test(`${JSON.stringify(raw)} instead of an object -> refused naming the file`, () => {
 			const r = validateConfig(raw, FILE);
 			expect(r.ok).toBe(false);
-			if (!r.ok) expect(r.message).toContain(FILE);
+			if (!r.ok) expect(r.why).toContain(FILE);
 		});
 	}
 });

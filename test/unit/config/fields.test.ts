@@ -19,7 +19,7 @@ const rows = FIELDS as Record<string, unknown>;
 describe("defaults come from the rows", () => {
 	test("an empty file validates to each row's default; fields without one stay absent", () => {
 		const r = validateConfig({}, FILE);
-		if (!r.ok) throw new Error(r.message);
+		if (!r.ok) throw new Error(r.why);
 		for (const [name, row] of Object.entries(FIELDS)) {
 			const got = (r.value as Record<string, unknown>)[name];
 			expect({ name, got }).toEqual({ name, got: row.default });
@@ -35,7 +35,7 @@ describe("defaults come from the rows", () => {
 
 	test("each validation hands out fresh copies: changing one leaves the defaults and the next one alone", () => {
 		const a = validateConfig({}, FILE);
-		if (!a.ok) throw new Error(a.message);
+		if (!a.ok) throw new Error(a.why);
 		a.value.tokens.push({ name: "x", token: "y" });
 		a.value.allowed_origins.push("http://evil");
 		const b = validateConfig({}, FILE);

@@ -140,14 +140,14 @@ describe("unknown keys", () => {
 		test(`'${key}' -> refused by both; the bridge names it and the nearest known key`, () => {
 			const raw = JSON.parse(`{"token":"${OWNER_T}",${JSON.stringify(key)}:"read"}`);
 			const r = validateConfig(raw, FILE);
-			expect(r.ok ? "" : r.message).toContain(`${FILE}: ${message}`);
+			expect(r.ok ? "" : r.why).toContain(`${FILE}: ${message}`);
 			expect(schemaSays(raw)).toBe(false);
 		});
 	}
 
 	test("a field is unknown before any value is checked (the typo, not a later field, is named)", () => {
 		const r = validateConfig({ port: "bad", blobs: "read" }, FILE);
-		expect(r.ok ? "" : r.message).toContain("unknown field 'blobs'");
+		expect(r.ok ? "" : r.why).toContain("unknown field 'blobs'");
 	});
 
 	test("nearestField: no guess for a key far from every known one", () => {

@@ -108,8 +108,8 @@ describe("validateConfig: tokens and blob", () => {
 		test(`${name} -> refused naming the field`, () => {
 			const r = validateConfig({ token: OWNER_T, ...raw }, FILE);
 			expect(r.ok).toBe(false);
-			expect(!r.ok && r.message).toContain(FILE);
-			expect(!r.ok && r.message).toContain(message);
+			expect(!r.ok && r.why).toContain(FILE);
+			expect(!r.ok && r.why).toContain(message);
 		});
 	}
 });

@@ -71,7 +71,7 @@ const BASE = { port: 7000, token: OWNER_T };
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const parsed = (raw: Record<string, unknown>, field: string): unknown => {
 	const v = validateConfig(raw, "/cfg/a2a-bridge.json");
-	if (!v.ok) throw new Error(v.message);
+	if (!v.ok) throw new Error(v.why);
 	return (v.value as Record<string, unknown>)[field];
 };
 const without = (o: Record<string, unknown>, field: string) =>

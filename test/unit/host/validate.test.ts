@@ -53,10 +53,10 @@ describe("checkArgs", () => {
 	});
 
 	test("the validator refuses -> a refusal naming the argument; a lenient tool runs as sent", () => {
-		const h = host(() => ({ ok: false, message: HOST_MESSAGE }));
+		const h = host(() => ({ ok: false, why: HOST_MESSAGE }));
 		const r = checkArgs(h, tool(), "bash", { timeout: "abc" });
 		expect(r.ok).toBe(false);
-		expect(r.ok ? "" : r.message).toContain("timeout: timeout must be");
+		expect(r.ok ? "" : r.why).toContain("timeout: timeout must be");
 		expect(checkArgs(h, tool({ lenientArgValidation: true }), "bash", { timeout: "abc" })).toEqual({
 			ok: true,
 			args: { timeout: "abc" },
@@ -88,7 +88,7 @@ describe("deep nesting (issue 20 item 9)", () => {
 		);
 		expect(r).toEqual({
 			ok: false,
-			message: `invalid arguments for tool 'bash': 'command' is nested deeper than ${MAX_ARG_DEPTH} levels`,
+			why: `invalid arguments for tool 'bash': 'command' is nested deeper than ${MAX_ARG_DEPTH} levels`,
 		});
 		expect(validated).toBe(false);
 	});
