@@ -1415,7 +1415,6 @@ describe("BridgeServer named tokens", () => {
 				ended: expect.any(AbortSignal),
 				recheck: expect.any(Function),
 				take: expect.any(Function),
-				liveTokens: expect.any(Function),
 			},
 			{
 				sid: null,
@@ -1425,7 +1424,6 @@ describe("BridgeServer named tokens", () => {
 				ended: expect.any(AbortSignal),
 				recheck: expect.any(Function),
 				take: expect.any(Function),
-				liveTokens: expect.any(Function),
 			},
 		]);
 		// The route's identity check: nothing while the secret is live, the pipeline's 401 once it is revoked.
