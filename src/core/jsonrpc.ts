@@ -3,6 +3,7 @@
  * 2025-06-18 removed them, and a single-message server keeps one response per request.
  */
 import type { RpcId } from "./errors.ts";
+import type { Refused } from "./types.ts";
 
 export type Envelope =
 	| { kind: "request"; id: RpcId; method: string; params: Record<string, unknown> | undefined }
@@ -17,13 +18,18 @@ const isId = (v: unknown): v is RpcId => typeof v === "string" || (typeof v === 
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Decodes UTF-8 strictly and parses JSON; `ok: false` on any failure (the caller answers -32700). */
-export function parseJsonBody(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
+/** Decodes UTF-8 strictly and parses JSON; or why not (the caller answers -32700). */
+export function parseJsonBody(bytes: Uint8Array): { ok: true; value: unknown } | Refused {
+	let text: string;
 	try {
-		const text = UTF8.decode(bytes);
+		text = UTF8.decode(bytes);
+	} catch {
+		return { ok: false, why: "the body is not UTF-8" };
+	}
+	try {
 		return { ok: true, value: JSON.parse(text) };
 	} catch {
-		return { ok: false };
+		return { ok: false, why: "the body is not JSON" };
 	}
 }
 

@@ -11,19 +11,22 @@ describe("parseJsonBody", () => {
 		expect(parseJsonBody(bytes("42"))).toEqual({ ok: true, value: 42 });
 	});
 	test("invalid UTF-8 bytes [0xff, 0xfe] -> not ok", () => {
-		expect(parseJsonBody(new Uint8Array([0xff, 0xfe]))).toEqual({ ok: false });
+		expect(parseJsonBody(new Uint8Array([0xff, 0xfe]))).toEqual({ ok: false, why: "the body is not UTF-8" });
 	});
 	test("invalid UTF-8 inside a JSON string -> not ok (strict decoding)", () => {
-		expect(parseJsonBody(new Uint8Array([0x22, 0xc3, 0x28, 0x22]))).toEqual({ ok: false });
+		expect(parseJsonBody(new Uint8Array([0x22, 0xc3, 0x28, 0x22]))).toEqual({
+			ok: false,
+			why: "the body is not UTF-8",
+		});
 	});
 	test("truncated JSON -> not ok", () => {
-		expect(parseJsonBody(bytes('{"jsonrpc":"2.0","method":'))).toEqual({ ok: false });
+		expect(parseJsonBody(bytes('{"jsonrpc":"2.0","method":'))).toEqual({ ok: false, why: "the body is not JSON" });
 	});
 	test("empty body -> not ok", () => {
-		expect(parseJsonBody(new Uint8Array(0))).toEqual({ ok: false });
+		expect(parseJsonBody(new Uint8Array(0))).toEqual({ ok: false, why: "the body is not JSON" });
 	});
 	test("plain text -> not ok", () => {
-		expect(parseJsonBody(bytes("hello"))).toEqual({ ok: false });
+		expect(parseJsonBody(bytes("hello"))).toEqual({ ok: false, why: "the body is not JSON" });
 	});
 });
 
