@@ -99,7 +99,7 @@ export function validateConfig(raw: unknown, file: string): Parsed<Validated> {
 		const field: FieldRow<unknown, unknown> = FIELDS[name];
 		// Present means present: a null field is malformed, not absent (only the token may be replaced).
 		const r = Object.hasOwn(obj, name) ? field.parse(obj[name], obj) : ok(structuredClone(field.default));
-		if (!r.ok) return { ok: false, why: `${file}: field '${r.field ?? name}' ${r.rule}` };
+		if (!r.ok) return { ok: false, why: `${file}: field '${r.field ?? name}' ${r.why}` };
 		if (r.value !== undefined) value[name] = r.value;
 	}
 	return { ok: true, value: value as Validated };

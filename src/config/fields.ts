@@ -42,7 +42,7 @@ const row = <T, D extends T | undefined>(r: FieldRow<T, D>): FieldRow<T, D> => r
 export const ok = <T>(value: T): FieldCheck<T> => ({ ok: true, value });
 const rule = (text: string, field?: string): FieldCheck<never> => ({
 	ok: false,
-	rule: text,
+	why: text,
 	...(field ? { field } : {}),
 });
 const PORT_RULE = "must be an integer in [0, 65535]";

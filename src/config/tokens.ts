@@ -33,15 +33,15 @@ export function nameProblem(name: unknown): string | null {
 	return null;
 }
 
-/** What a field's parser answers: its value (`undefined`: as if absent), or the rule it broke and where (`tokens[2].name`). */
-export type FieldCheck<T> = { ok: true; value: T } | { ok: false; field?: string; rule: string };
+/** A field parser's answer: its value (`undefined`: as if absent), or the rule broken and where (`tokens[2].name`). */
+export type FieldCheck<T> = { ok: true; value: T } | { ok: false; field?: string; why: string };
 
 /**
  * The `tokens` array. `owner` is the top-level token when present, so a named token may not repeat it
  * (two names for one secret would make the audit lie about who called).
  */
 export function validateTokens(raw: unknown, owner: string | undefined): FieldCheck<NamedToken[]> {
-	const bad = (field: string, rule: string): FieldCheck<never> => ({ ok: false, field, rule });
+	const bad = (field: string, why: string): FieldCheck<never> => ({ ok: false, field, why });
 	if (!Array.isArray(raw)) return bad("tokens", "must be an array of {name, token} objects");
 	if (raw.length > MAX_NAMED_TOKENS) return bad("tokens", `must hold at most ${MAX_NAMED_TOKENS} entries`);
 	const names = new Set<string>();
