@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { defaultConfigPath } from "../src/config/config.ts";
 import { type HostArgs, parseHostArgs, USAGE } from "../src/headless/args.ts";
 import { type Omp, say, send, startOmp, stop, terminalWidth, warn } from "../src/headless/child.ts";
-import { Approver, describeAnswerer } from "../src/headless/cli.ts";
+import { Approver } from "../src/headless/cli.ts";
 import {
 	isBridgeFailure,
 	isMcpEntry,
@@ -22,6 +22,7 @@ import {
 	withTokenPlaceholder,
 } from "../src/headless/frames.ts";
 import { findOmpCli } from "../src/headless/omp-cli.ts";
+import { describeAnswerer } from "../src/headless/prompt-screen.ts";
 import { DENY_QUEUE, queueEnv } from "../src/headless/queue-command.ts";
 import { errorDetail } from "../src/text/error-text.ts";
 import { showSafely } from "../src/text/show.ts";

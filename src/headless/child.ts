@@ -7,9 +7,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { type Subprocess, spawn } from "bun";
 import { showLinesSafely, showSafely } from "../text/show.ts";
 import type { HostArgs } from "./args.ts";
-import { type Approver, cancelledLine, describeDecision, noticeLine, screenRows, waitingLine } from "./cli.ts";
+import type { Approver } from "./cli.ts";
 import { answerFrame, cancelFrame, parseCallerLabel, readFrame } from "./frames.ts";
 import { LabelQueue } from "./labels.ts";
+import { cancelledLine, describeDecision, noticeLine, screenRows, waitingLine } from "./prompt-screen.ts";
 
 /** omp gives `session_shutdown` 2 s after stdin EOF; then SIGTERM, then SIGKILL. */
 const EXIT_GRACE_MS = 6_000;

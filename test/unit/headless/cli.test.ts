@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_APPROVAL_TIMEOUT_MS, parseHostArgs } from "../../../src/headless/args.ts";
-import { Approver, type Clock, describeDecision, readAnswer } from "../../../src/headless/cli.ts";
+import { Approver, type Clock } from "../../../src/headless/cli.ts";
 import {
 	type ApprovalPrompt,
 	answerFrame,
@@ -15,6 +15,7 @@ import {
 	TOKEN_PLACEHOLDER,
 	withTokenPlaceholder,
 } from "../../../src/headless/frames.ts";
+import { describeDecision, readAnswer } from "../../../src/headless/prompt-screen.ts";
 import { announcement, mcpJson, startNotice } from "../../../src/host/commands.ts";
 import { hasHidden } from "../../../src/text/show.ts";
 

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { Approver, describeAnswerer, describeDecision } from "../../../src/headless/cli.ts";
+import { Approver } from "../../../src/headless/cli.ts";
 import { parseApprovalPicture } from "../../../src/headless/frames.ts";
 import { LabelQueue, MAX_PENDING_LABELS } from "../../../src/headless/labels.ts";
+import { describeAnswerer, describeDecision } from "../../../src/headless/prompt-screen.ts";
 import { callerLabel } from "../../../src/host/remote-calls.ts";
 
 describe("LabelQueue", () => {

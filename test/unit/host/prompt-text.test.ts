@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import fc from "fast-check";
-import { formatPrompt } from "../../../src/headless/cli.ts";
 import { parseApprovalTitle } from "../../../src/headless/frames.ts";
+import { formatPrompt } from "../../../src/headless/prompt-screen.ts";
 import {
 	approvalTitle,
 	dialogRowWidth,

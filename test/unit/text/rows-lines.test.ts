@@ -8,6 +8,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { parseCallerLabel } from "../../../src/headless/frames.ts";
 import {
 	cancelledLine,
 	describeDecision,
@@ -15,8 +16,7 @@ import {
 	noticeLine,
 	screenRows,
 	waitingLine,
-} from "../../../src/headless/cli.ts";
-import { parseCallerLabel } from "../../../src/headless/frames.ts";
+} from "../../../src/headless/prompt-screen.ts";
 import { callerLabel, noticeRowWidth } from "../../../src/host/remote-calls.ts";
 import { CONTINUED, ROW_MAX } from "../../../src/text/rows.ts";
 import { callerTextOf, fitsEveryMeasure } from "../../helpers/row-measure.ts";

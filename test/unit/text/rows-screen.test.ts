@@ -8,8 +8,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { formatPrompt } from "../../../src/headless/cli.ts";
 import { parseApprovalTitle } from "../../../src/headless/frames.ts";
+import { formatPrompt } from "../../../src/headless/prompt-screen.ts";
 import { approvalTitle, dialogRowWidth } from "../../../src/host/prompt-text.ts";
 import { CONTINUED } from "../../../src/text/rows.ts";
 import { callerTextOf, fitsEveryMeasure } from "../../helpers/row-measure.ts";
