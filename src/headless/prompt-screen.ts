@@ -44,7 +44,6 @@ const TOO_NARROW = "\nApproval needed: a remote call, but this terminal is too n
  * names the tool and the start of what runs. On a terminal every line is laid out in rows no wider
  * than `rowWidth` allows for `width` columns (the rule the TUI dialog and its guests follow too), the
  * answer on a row of its own; otherwise (`width` Infinity) each line stays whole.
- * @internal
  */
 export function formatPrompt(prompt: ApprovalPrompt, timeoutMs: number, waiting: number, width = Infinity): string {
 	const w = Number.isFinite(width) ? rowWidth(width, 0) : Number.POSITIVE_INFINITY;
@@ -109,7 +108,7 @@ export function describeDecision(prompt: ApprovalPrompt, decision: Decision): st
 	return `approval: ${tool}${what}${callerText(prompt)} -> ${decision.value} (${decision.reason})`;
 }
 
-/** y/yes/a/approve -> Approve; n/no/d/deny/empty -> Deny; anything else -> ask again. @internal */
+/** y/yes/a/approve -> Approve; n/no/d/deny/empty -> Deny; anything else -> ask again. */
 export function readAnswer(line: string): Answer | undefined {
 	const t = line.trim().toLowerCase();
 	if (["y", "yes", "a", "approve"].includes(t)) return "Approve";
