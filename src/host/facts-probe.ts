@@ -113,7 +113,7 @@ export function probeHostFacts(host: FactHost): FactCheck[] {
 	return probe(host).checks;
 }
 
-/** Probes, keeps the result for the process (with the Main it saw) and says each missing fact once on `log`. */
+/** Probes, keeps the result for the process (with the Main it saw), says each missing fact once. @internal */
 export function checkHost(host: FactHost, log: (line: string) => void): FactCheck[] {
 	return keepFacts(probe(host), log);
 }
