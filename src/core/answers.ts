@@ -7,13 +7,13 @@
 import { errorDetail } from "../text/error-text.ts";
 import { errorObject, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
-import { acceptsEventStream, openSseCall, type SseTimings } from "./progress.ts";
-import type { Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
+import { acceptsEventStream, SseStream, type SseTimings } from "./progress.ts";
+import type { Clock, Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 /** A call the table has registered and started, as its port gets it. */
 export interface RunningCall {
 	id: RpcId;
-	/** The table's record of the call: who made it, its tool, `abort` stops it, `task` marks it a task. */
+	/** The table's record of the call: who made it, its tool; `abort` stops it. */
 	call: InFlightCall;
 	/** The call's outcome once it ran between its audit records; null when it was cancelled. */
 	outcome: Promise<ToolCallOutcome | null>;
@@ -28,6 +28,8 @@ export interface AnswerPort {
 	progress?: (text: string) => void;
 	/** The host backgrounded the call and stopped forwarding output. */
 	backgrounded?: () => void;
+	/** The task id once the call goes on without its request (a task handle was sent); never settles otherwise. */
+	detached?: Promise<string>;
 	answer(running: RunningCall): Response | Promise<Response>;
 }
 
@@ -58,8 +60,8 @@ const JSON_ANSWER: AnswerPort = {
 };
 
 /** An SSE stream: progress notifications while the call runs, then its answer as the final message. */
-function sseAnswer(token: string | number, timings: SseTimings | undefined): AnswerPort {
-	const sse = openSseCall(token, timings);
+function sseAnswer(token: string | number, timings: SseTimings | undefined, clock: Clock): AnswerPort {
+	const sse = new SseStream(token, timings, clock);
 	return {
 		progress: text => sse.progress(text),
 		backgrounded: () => sse.backgrounded(),
@@ -88,9 +90,10 @@ export function streamOrJson(
 	params: Record<string, unknown> | undefined,
 	accept: string | null,
 	timings: SseTimings | undefined,
+	clock: Clock,
 ): AnswerPort {
 	const meta = params?._meta;
 	const token = isRecord(meta) ? meta.progressToken : undefined;
 	const valid = typeof token === "string" || (typeof token === "number" && Number.isFinite(token));
-	return valid && acceptsEventStream(accept) ? sseAnswer(token, timings) : JSON_ANSWER;
+	return valid && acceptsEventStream(accept) ? sseAnswer(token, timings, clock) : JSON_ANSWER;
 }

@@ -14,9 +14,6 @@ import type { Session, SessionTable } from "./sessions.ts";
 import { toolsListMemo } from "./tools-list.ts";
 import type { Connection, McpTool } from "./types.ts";
 
-/** A caller that goes away does not cancel (2025 spec): its call runs on, marked abandoned. */
-const LEGACY_RULES: EraRules = { onClosed: "abandon", resultExtra: {}, invalidParams: "invalid_params" };
-
 export interface LegacyDeps {
 	sessions: SessionTable;
 	calls: CallTable;
@@ -25,14 +22,24 @@ export interface LegacyDeps {
 	listTools(): readonly McpTool[];
 	/** Why `tools/list` or `tools/call` cannot be served (a missing host fact), else null. */
 	unavailable(method: "tools/list" | "tools/call"): string | null;
+	/** Both eras' default answer: SSE when the call asks for progress, else JSON (answers.ts `streamOrJson`). */
+	answerPort: EraRules["answerPort"];
 }
 
 export class LegacyMcp {
 	readonly #d: LegacyDeps;
 	readonly #toolsBlob: () => Blob;
+	/** A caller that goes away does not cancel (2025 spec): its call runs on, marked abandoned. */
+	readonly #rules: EraRules;
 
 	constructor(deps: LegacyDeps) {
 		this.#d = deps;
+		this.#rules = {
+			onClosed: "abandon",
+			resultExtra: {},
+			invalidParams: "invalid_params",
+			answerPort: deps.answerPort,
+		};
 		this.#toolsBlob = toolsListMemo(() => deps.listTools());
 	}
 
@@ -108,7 +115,7 @@ export class LegacyMcp {
 				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
 				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsBlob());
 				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
-				return this.#d.calls.start(LEGACY_RULES, { id: msg.id, params: msg.params, caller, req, conn });
+				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
 			}
 			default:
 				return rpcError("method_not_found", msg.id);

@@ -15,7 +15,7 @@ import { declaresTasks, TASK_METHODS } from "./task-parse.ts";
 import { newTaskId, TASKS_EXTENSION } from "./task-wire.ts";
 import type { TaskStore } from "./tasks.ts";
 import { toolsListMemo } from "./tools-list.ts";
-import type { Connection, McpTool } from "./types.ts";
+import type { Clock, Connection, McpTool } from "./types.ts";
 
 /** The catalog changes only when the host's tools do, which no notification announces here. */
 const TOOLS_TTL_MS = 0;
@@ -27,7 +27,11 @@ export interface ModernDeps {
 	listTools(): readonly McpTool[];
 	/** Why `tools/list` or `tools/call` cannot be served (a missing host fact), else null. */
 	unavailable(method: "tools/list" | "tools/call"): string | null;
+	/** Both eras' default answer: SSE when the call asks for progress, else JSON (answers.ts `streamOrJson`). */
+	answerPort: EraRules["answerPort"];
 	tasks: TaskStore;
+	/** The server's clock: the task window is timed on it. */
+	clock: Clock;
 	/** How long a declaring call runs before it becomes a task (TASK_WINDOW_MS; shorter in tests). */
 	taskWindowMs: number;
 }
@@ -44,8 +48,10 @@ export class ModernMcp {
 	constructor(deps: ModernDeps) {
 		this.#d = deps;
 		const resultExtra = { resultType: "complete", _meta: { [META_SERVER_INFO]: deps.serverInfo } };
-		const answerPort = (params: Record<string, unknown> | undefined) =>
-			declaresTasks(params) ? taskAnswer(deps.tasks, newTaskId(), deps.taskWindowMs) : undefined;
+		const answerPort = (params: Record<string, unknown> | undefined, req: Request) =>
+			declaresTasks(params)
+				? taskAnswer(deps.tasks, deps.clock, newTaskId(), deps.taskWindowMs)
+				: deps.answerPort(params, req);
 		this.#rules = { onClosed: "cancel", resultExtra, invalidParams: "modern_invalid_params", answerPort };
 		const cache = { ttlMs: TOOLS_TTL_MS, cacheScope: "private" };
 		this.#toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });

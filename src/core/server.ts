@@ -5,9 +5,11 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { errorDetail } from "../text/error-text.ts";
+import { streamOrJson } from "./answers.ts";
 import { readMessage } from "./body.ts";
 import { CallTable, MAX_CALLS_IN_FLIGHT } from "./calls.ts";
 import { isClientAbort } from "./client-abort.ts";
+import { SYSTEM_CLOCK } from "./clock.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { eraOf, MAX_BODY_BYTES, SERVER_NAME, unsupportedData } from "./facts.ts";
 import { Gate, identityEnded, type Route, refuse } from "./gate.ts";
@@ -18,7 +20,7 @@ import { ModernMcp } from "./modern.ts";
 import { MAX_SESSIONS, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import { TASK_WINDOW_MS } from "./task-wire.ts";
-import { SYSTEM_CLOCK, TaskStore } from "./tasks.ts";
+import { TaskStore } from "./tasks.ts";
 import type { BridgeDeps, Connection, InFlightCall, ServerOptions, SlotBound, SlotKind } from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
@@ -54,15 +56,15 @@ export class BridgeServer {
 	constructor(deps: BridgeDeps, opts: ServerOptions) {
 		this.#deps = deps;
 		this.#opts = opts;
-		const now = deps.now ?? Date.now;
+		const clock = deps.clock ?? SYSTEM_CLOCK;
 		this.#gate = new Gate(opts, deps.log);
 		const holdings = new TokenHoldings(slotBounds(opts), () => this.#gate.tokens.size);
 		this.holdings = holdings;
-		const calls = new CallTable(deps, opts.sse, holdings);
+		const calls = new CallTable(deps, holdings);
 		this.calls = calls;
-		this.tasks = new TaskStore({ clock: { now, after: SYSTEM_CLOCK.after }, holdings });
+		this.tasks = new TaskStore({ clock, holdings });
 		this.sessions = new SessionTable({
-			now,
+			clock,
 			holdings,
 			...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
 			onEnd: sid => calls.cancelSession(sid),
@@ -75,9 +77,12 @@ export class BridgeServer {
 			instructions: typeof text === "function" ? text : () => text,
 			listTools: () => deps.listTools(),
 			unavailable: (method: "tools/list" | "tools/call") => deps.unavailable?.(method) ?? null,
+			answerPort: (params: Record<string, unknown> | undefined, req: Request) =>
+				streamOrJson(params, req.headers.get("accept"), opts.sse, clock),
 		};
 		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions });
-		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, taskWindowMs: opts.taskWindowMs ?? TASK_WINDOW_MS });
+		const taskWindowMs = opts.taskWindowMs ?? TASK_WINDOW_MS;
+		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, clock, taskWindowMs });
 	}
 
 	get inFlight(): ReadonlyMap<string, InFlightCall> {

@@ -2,7 +2,7 @@
  * The Tasks extension's answers (contract §17): a declaring `tools/call` still running after its
  * window is answered with a task handle and runs on as the task; `tasks/get`, `tasks/update` and
  * `tasks/cancel` reach only the caller token's own tasks, another token's id answered exactly as an
- * unknown one. The window is timed on the store's clock.
+ * unknown one. The window is timed on the server's clock.
  */
 import { errorDetail } from "../text/error-text.ts";
 import { type AnswerPort, callResult, plainAnswer, type RunningCall } from "./answers.ts";
@@ -11,17 +11,22 @@ import { abort } from "./run.ts";
 import { declaresTasks, parseTaskParams, REQUIRED_TASKS_DATA } from "./task-parse.ts";
 import { taskWire } from "./task-wire.ts";
 import type { TaskOutcome, TaskStore } from "./tasks.ts";
-import type { ToolCallOutcome } from "./types.ts";
+import type { Clock, ToolCallOutcome } from "./types.ts";
 
 /**
  * The answer of a declaring call: its own if it ends within `windowMs`; else the task handle under
  * `taskId`, the call going on as that task. A token with no room for another task gets the plain
  * answer when the call ends.
  */
-export function taskAnswer(store: TaskStore, taskId: string, windowMs: number): AnswerPort {
+export function taskAnswer(store: TaskStore, clock: Clock, taskId: string, windowMs: number): AnswerPort {
 	// Output before the task exists is kept, so the task starts with it.
 	let latest = "";
+	let detach: (taskId: string) => void = () => {};
+	const detached = new Promise<string>(resolve => {
+		detach = resolve;
+	});
 	return {
+		detached,
 		progress: text => {
 			latest = text;
 			store.progress(taskId, text);
@@ -29,9 +34,11 @@ export function taskAnswer(store: TaskStore, taskId: string, windowMs: number): 
 		async answer(r) {
 			const release = r.conn.holdOpen();
 			try {
-				const first = await withinWindow(store, windowMs, r.outcome);
+				const first = await withinWindow(clock, windowMs, r.outcome);
 				if (first !== null) return plainAnswer(r.id, first.outcome, r.extra);
 				if (!becomeTask(store, taskId, r)) return plainAnswer(r.id, await r.outcome, r.extra);
+				// From here on the call's records name the task, and closing the request's stream no longer cancels it.
+				detach(taskId);
 				store.progress(taskId, latest);
 				const task = store.get(r.call.tokenName, taskId);
 				return rpcResult(r.id, { ...(task && taskWire(task)), ...r.extra, resultType: "task" });
@@ -42,10 +49,10 @@ export function taskAnswer(store: TaskStore, taskId: string, windowMs: number): 
 	};
 }
 
-/** The outcome if it comes within `ms` on the store's clock; null once the window closed first. */
-function withinWindow<T>(store: TaskStore, ms: number, outcome: Promise<T>): Promise<{ outcome: T } | null> {
+/** The outcome if it comes within `ms` on the server's clock; null once the window closed first. */
+function withinWindow<T>(clock: Clock, ms: number, outcome: Promise<T>): Promise<{ outcome: T } | null> {
 	return new Promise((resolve, reject) => {
-		const cancel = store.after(ms, () => resolve(null));
+		const cancel = clock.after(ms, () => resolve(null));
 		outcome.then(
 			o => {
 				cancel();
@@ -64,8 +71,6 @@ function becomeTask(store: TaskStore, taskId: string, r: RunningCall): boolean {
 	const { call } = r;
 	const info = { tokenName: call.tokenName, client: call.client, tool: call.tool, cancel: () => abort(call) };
 	if (!store.create(taskId, info)) return false;
-	// From here on the call's records name the task, and closing the request's stream no longer cancels it.
-	call.task = taskId;
 	r.outcome.then(
 		outcome => store.finish(taskId, taskOutcome(outcome, r.extra)),
 		err => {

@@ -39,10 +39,12 @@ export interface SseTimings {
 	minIntervalMs?: number;
 	keepaliveMs?: number;
 	heartbeatMs?: number;
-	now?: () => number;
 }
 
-/** Time as a part sees it, injected so tests move it by hand instead of waiting. */
+/**
+ * Time as every part sees it (sessions, calls, the task window, SSE pacing, the audit), injected once so
+ * tests move it by hand instead of waiting; core/clock.ts has the process's own.
+ */
 export interface Clock {
 	now(): number;
 	/** Runs `fn` once, `ms` from now; the returned function cancels it. */
@@ -141,7 +143,8 @@ export interface BridgeDeps {
 	audit?: CallAudit;
 	/** One line to host stderr (never stdout: that is the host's rpc channel). */
 	log(line: string): void;
-	now?: () => number;
+	/** The server's one clock (core/clock.ts `SYSTEM_CLOCK` when absent). */
+	clock?: Clock;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_CALLS_IN_FLIGHT } from "../../../src/core/calls.ts";
+import { SYSTEM_CLOCK } from "../../../src/core/clock.ts";
 import { MAX_BODY_BYTES } from "../../../src/core/facts.ts";
 import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import { BridgeServer } from "../../../src/core/server.ts";
@@ -96,7 +97,7 @@ function makeServer(o: HarnessOptions = {}): Harness {
 			...(o.auditAdmit ? { admit: o.auditAdmit } : {}),
 		},
 		log: line => h.logs.push(line),
-		now: () => h.clock.t,
+		clock: { now: () => h.clock.t, after: SYSTEM_CLOCK.after },
 	};
 	const server = new BridgeServer(deps, {
 		ownerSecret: TOKEN,

@@ -272,7 +272,7 @@ describe("task-answer: a declaring call and its window", () => {
 
 	test("a call that ends within the window gets its plain answer; no task, the window timer cancelled", async () => {
 		const { clock, r, settle, tasks, holds } = setup();
-		const res = taskAnswer(tasks, "t1", 1000).answer(r);
+		const res = taskAnswer(tasks, clock, "t1", 1000).answer(r);
 		expect(holds.open).toBe(1);
 		clock.advance(999);
 		settle(OUT);
@@ -281,28 +281,35 @@ describe("task-answer: a declaring call and its window", () => {
 		expect(clock.pending()).toBe(0);
 		expect(holds.open).toBe(0);
 	});
-	test("the window is timed on the store's clock: the handle comes at windowMs, not a tick before", async () => {
-		const { clock, r, tasks, call, holds } = setup();
+	test("the window is timed on the server's clock: the handle comes at windowMs, not a tick before", async () => {
+		const { clock, r, tasks, holds } = setup();
 		let answered = false;
-		const res = Promise.resolve(taskAnswer(tasks, "t2", 60_000).answer(r)).finally(() => {
+		const port = taskAnswer(tasks, clock, "t2", 60_000);
+		let detachedAs: string | undefined;
+		port.detached?.then(id => {
+			detachedAs = id;
+		});
+		const res = Promise.resolve(port.answer(r)).finally(() => {
 			answered = true;
 		});
 		clock.advance(59_999);
 		await flush();
 		expect(answered).toBe(false);
+		expect(detachedAs).toBeUndefined();
 		clock.advance(1);
 		await flush();
 		expect(answered).toBe(true);
 		const got = await body(res);
 		expect(got.result).toMatchObject({ resultType: "task", taskId: "t2", status: "working" });
 		expect("task" in got.result || "result" in got.result).toBe(false);
-		expect(call.task).toBe("t2");
+		// The port hands the run its detach: the call goes on as the task without its request.
+		expect(detachedAs).toBe("t2");
 		// The handle is sent: the connection's idle timer is back on while the task runs on.
 		expect(holds.open).toBe(0);
 	});
 	test("output before the task existed is its first statusMessage", async () => {
 		const { clock, r, tasks } = setup();
-		const port = taskAnswer(tasks, "t3", 10);
+		const port = taskAnswer(tasks, clock, "t3", 10);
 		port.progress?.("step 1");
 		port.progress?.("step 2");
 		const res = Promise.resolve(port.answer(r));
@@ -311,7 +318,7 @@ describe("task-answer: a declaring call and its window", () => {
 	});
 	test("the bridge's own failure after the window ends the task failed with internal_error, logged", async () => {
 		const { clock, r, tasks, fail, logs } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t4", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t4", 5).answer(r));
 		clock.advance(5);
 		await res;
 		fail(new Error("boom"));
@@ -322,7 +329,7 @@ describe("task-answer: a declaring call and its window", () => {
 	});
 	test("a tool error that ends after the window is completed with isError, not failed", async () => {
 		const { clock, r, tasks, settle } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t5", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t5", 5).answer(r));
 		clock.advance(5);
 		await res;
 		settle({ content: [{ type: "text", text: "exit 3" }], isError: true });
@@ -332,7 +339,7 @@ describe("task-answer: a declaring call and its window", () => {
 	});
 	test("arguments the tool refused after the window: failed with invalid_params naming them", async () => {
 		const { clock, r, tasks, settle } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t6", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t6", 5).answer(r));
 		clock.advance(5);
 		await res;
 		settle({ content: [], isError: true, invalidArgs: "invalid arguments for tool 'bash': x" });
@@ -343,18 +350,24 @@ describe("task-answer: a declaring call and its window", () => {
 	test("a token with no room for another task gets the plain answer when the call ends", async () => {
 		const clock = manualClock();
 		const tasks = new TaskStore({ clock, limits: { maxPerToken: 0 } });
-		const { r, settle, call, holds } = running(tasks);
-		const res = Promise.resolve(taskAnswer(tasks, "t7", 5).answer(r));
+		const { r, settle, holds } = running(tasks);
+		const port = taskAnswer(tasks, clock, "t7", 5);
+		let detached = false;
+		port.detached?.then(() => {
+			detached = true;
+		});
+		const res = Promise.resolve(port.answer(r));
 		clock.advance(5);
 		await flush();
 		expect(holds.open).toBe(1);
 		settle(OUT);
 		expect((await body(res)).result).toEqual({ ...OUT, ...extra });
-		expect(call.task).toBeUndefined();
+		await flush();
+		expect(detached).toBe(false);
 	});
 	test("tasks/cancel stops the task's call (its abort), once", async () => {
 		const { clock, r, tasks, call } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t8", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t8", 5).answer(r));
 		clock.advance(5);
 		await res;
 		expect(tasks.cancel("owner", "t8")).toBe(true);
@@ -363,7 +376,6 @@ describe("task-answer: a declaring call and its window", () => {
 	test("closing the request's stream cancels a call until it became a task, never after", async () => {
 		const closing = async (task: string | undefined) => {
 			const { call } = running(new TaskStore());
-			call.task = task;
 			const closed = new AbortController();
 			let stop: () => void = () => {};
 			const run = runCall(
@@ -380,9 +392,10 @@ describe("task-answer: a declaring call and its window", () => {
 					caller: { sid: null, tokenName: "owner", client: null },
 					take: () => ({ ok: false, why: "no registry in this test" }),
 					closed: closed.signal,
-					leave: () => {},
+					detached: task === undefined ? undefined : Promise.resolve(task),
 				},
 			);
+			await flush();
 			closed.abort();
 			stop();
 			await run;
