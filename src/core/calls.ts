@@ -7,9 +7,10 @@
  */
 import type { AnswerPort } from "./answers.ts";
 import { SYSTEM_CLOCK } from "./clock.ts";
-import { type ErrorKind, type RpcId, rpcError, rpcErrorData } from "./errors.ts";
+import { type RpcId, rpcError, rpcErrorData } from "./errors.ts";
 import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
 import { isRecord } from "./jsonrpc.ts";
+import type { EraReplies } from "./methods.ts";
 import { abort, type CallEnd, runCall } from "./run.ts";
 import type { BridgeDeps, CallerInfo, Connection, InFlightCall } from "./types.ts";
 
@@ -24,10 +25,8 @@ export interface EraRules {
 	 * no session), or a caller gone without cancelling whose call runs on, marked abandoned (2025).
 	 */
 	onClosed: "cancel" | "abandon";
-	/** Members every result of the era carries (2026-07-28: `resultType`, `_meta` serverInfo). */
-	resultExtra: Readonly<Record<string, unknown>>;
-	/** The row for `tools/call` params without a string `name` or with non-object `arguments`. */
-	invalidParams: ErrorKind;
+	/** The era's voice (core/methods.ts): its status for a bad `tools/call`'s params, its result members. */
+	replies: EraReplies;
 	/**
 	 * How a call is answered (answers.ts): both eras stream SSE when the call asks for progress, else JSON;
 	 * 2026-07-28 answers with a task when the request declares the extension.
@@ -81,7 +80,7 @@ export class CallTable {
 	async start(rules: EraRules, { id, params, caller, req, conn }: CallStart): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
-		if (typeof name !== "string" || !isRecord(args)) return rpcError(rules.invalidParams, id);
+		if (typeof name !== "string" || !isRecord(args)) return rules.replies.error("invalid_params", id);
 		const callId = crypto.randomUUID();
 		// Without a session, request ids are not unique: each modern call is its own key.
 		const key = caller.sid === null ? `\u0001${callId}` : callKey(caller.sid, id);
@@ -130,7 +129,7 @@ export class CallTable {
 		})
 			.then(end => this.#leave(key, call, end, taken.slot.release))
 			.finally(unwatch);
-		return port.answer({ id, call, outcome, extra: rules.resultExtra, conn, log: this.#deps.log });
+		return port.answer({ id, call, outcome, era: rules.replies, conn, log: this.#deps.log });
 	}
 
 	/** The run ended: the call leaves the table, its slot freed now or, while the tool still runs, once it stops. */

@@ -6,7 +6,8 @@
  */
 import { errorDetail } from "../text/error-text.ts";
 import { type AnswerPort, callResult, plainAnswer, type RunningCall } from "./answers.ts";
-import { errorObject, type RpcId, rpcError, rpcErrorData, rpcErrorMessage, rpcResult } from "./errors.ts";
+import { errorObject, rpcResult } from "./errors.ts";
+import type { EraReplies, RpcRequest } from "./methods.ts";
 import { abort } from "./run.ts";
 import { declaresTasks, parseTaskParams, REQUIRED_TASKS_DATA } from "./task-parse.ts";
 import { taskWire } from "./task-wire.ts";
@@ -35,13 +36,13 @@ export function taskAnswer(store: TaskStore, clock: Clock, taskId: string, windo
 			const release = r.conn.holdOpen();
 			try {
 				const first = await withinWindow(clock, windowMs, r.outcome);
-				if (first !== null) return plainAnswer(r.id, first.outcome, r.extra);
-				if (!becomeTask(store, taskId, r)) return plainAnswer(r.id, await r.outcome, r.extra);
+				if (first !== null) return plainAnswer(r.id, first.outcome, r.era);
+				if (!becomeTask(store, taskId, r)) return plainAnswer(r.id, await r.outcome, r.era);
 				// From here on the call's records name the task, and closing the request's stream no longer cancels it.
 				detach(taskId);
 				store.progress(taskId, latest);
 				const task = store.get(r.call.tokenName, taskId);
-				return rpcResult(r.id, { ...(task && taskWire(task)), ...r.extra, resultType: "task" });
+				return rpcResult(r.id, { ...r.era.body(task && taskWire(task)), resultType: "task" });
 			} finally {
 				release();
 			}
@@ -72,7 +73,7 @@ function becomeTask(store: TaskStore, taskId: string, r: RunningCall): boolean {
 	const info = { tokenName: call.tokenName, client: call.client, tool: call.tool, cancel: () => abort(call) };
 	if (!store.create(taskId, info)) return false;
 	r.outcome.then(
-		outcome => store.finish(taskId, taskOutcome(outcome, r.extra)),
+		outcome => store.finish(taskId, taskOutcome(outcome, r.era)),
 		err => {
 			r.log(`a2a-bridge: internal error in task ${taskId} ('${call.tool}'): ${errorDetail(err)}`);
 			store.finish(taskId, { status: "failed", error: errorObject("internal_error") });
@@ -81,30 +82,30 @@ function becomeTask(store: TaskStore, taskId: string, r: RunningCall): boolean {
 	return true;
 }
 
-function taskOutcome(outcome: ToolCallOutcome | null, extra: Readonly<Record<string, unknown>>): TaskOutcome {
+function taskOutcome(outcome: ToolCallOutcome | null, era: EraReplies): TaskOutcome {
 	if (outcome === null) return { status: "cancelled", message: "cancelled" };
 	if (outcome.invalidArgs !== undefined) {
 		return { status: "failed", error: errorObject("invalid_params", outcome.invalidArgs) };
 	}
-	return { status: "completed", result: callResult(outcome, extra) };
+	return { status: "completed", result: callResult(outcome, era) };
 }
 
 /** `tasks/get`, `tasks/update`, `tasks/cancel` for the token `tokenName`; the checks run in the order of docs/protocol.md. */
 export function taskMethod(
 	store: TaskStore,
 	tokenName: string,
-	msg: { id: RpcId; method: string; params: Record<string, unknown> | undefined },
-	extra: Readonly<Record<string, unknown>>,
+	msg: Pick<RpcRequest, "id" | "method" | "params">,
+	era: EraReplies,
 ): Response {
-	if (!declaresTasks(msg.params)) return rpcErrorData("missing_client_capability", msg.id, REQUIRED_TASKS_DATA);
+	if (!declaresTasks(msg.params)) return era.error("missing_client_capability", msg.id, undefined, REQUIRED_TASKS_DATA);
 	const p = parseTaskParams(msg.method, msg.params);
-	if (!p.ok) return rpcErrorMessage("modern_invalid_params", msg.id, p.message);
+	if (!p.ok) return era.error("invalid_params", msg.id, p.message);
 	if (msg.method === "tasks/get") {
 		const task = store.get(tokenName, p.taskId);
-		return task === undefined ? rpcError("task_not_found", msg.id) : rpcResult(msg.id, { ...taskWire(task), ...extra });
+		return task === undefined ? era.error("task_not_found", msg.id) : era.result(msg.id, taskWire(task));
 	}
 	const known =
 		msg.method === "tasks/cancel" ? store.cancel(tokenName, p.taskId) : store.get(tokenName, p.taskId) !== undefined;
 	// No task of this bridge ever asks for input, so a `tasks/update` has nothing to deliver: acknowledged.
-	return known ? rpcResult(msg.id, extra) : rpcError("task_not_found", msg.id);
+	return known ? era.result(msg.id, {}) : era.error("task_not_found", msg.id);
 }

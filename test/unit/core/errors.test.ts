@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { ERRORS, routeError, rpcError } from "../../../src/core/errors.ts";
+import { MODERN_STATUS } from "../../../src/core/modern.ts";
 import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import type { Takeover } from "../../../src/takeover/takeover.ts";
 import { markdownTable } from "../../helpers/docs.ts";
@@ -39,6 +40,13 @@ describe("docs/protocol.md ## Errors = ERRORS in src/core/errors.ts", () => {
 			expect(code(doc?.message)).toBe(row.message);
 		});
 	}
+
+	test("the 2026-07-28 HTTP column = the era's own statuses (MODERN_STATUS), both ways", () => {
+		const documented = Object.fromEntries(
+			rows.filter(r => (r["2026-07-28 HTTP"] ?? "") !== "").map(r => [code(r.kind), Number(r["2026-07-28 HTTP"])]),
+		);
+		expect(documented).toEqual({ ...MODERN_STATUS });
+	});
 
 	test("each row's Response carries what the table says (both shapes)", async () => {
 		for (const [kind, row] of Object.entries(ERRORS) as Array<

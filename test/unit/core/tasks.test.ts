@@ -5,6 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import type { RunningCall } from "../../../src/core/answers.ts";
 import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
+import { EraReplies } from "../../../src/core/methods.ts";
+import { MODERN_STATUS } from "../../../src/core/modern.ts";
 import { abort, runCall } from "../../../src/core/run.ts";
 import { taskAnswer, taskMethod } from "../../../src/core/task-answer.ts";
 import { declaresTasks, parseTaskParams } from "../../../src/core/task-parse.ts";
@@ -256,7 +258,7 @@ describe("task-answer: a declaring call and its window", () => {
 			cancelled: false,
 		};
 		const logs: string[] = [];
-		const r: RunningCall = { id: 1, call, outcome, extra, conn, log: l => logs.push(l) };
+		const r: RunningCall = { id: 1, call, outcome, era: new EraReplies({}, extra), conn, log: l => logs.push(l) };
 		return { r, call, holds, logs, settle, fail, tasks };
 	}
 	const setup = () => {
@@ -411,26 +413,27 @@ describe("task-answer: a declaring call and its window", () => {
 
 describe("task-answer: tasks/* methods", () => {
 	const extra = { resultType: "complete" };
+	const era = new EraReplies(MODERN_STATUS, extra);
 	test("tasks/* without the declaration -> -32021 with requiredCapabilities; unknown id -> -32602; other token same", async () => {
 		const s = new TaskStore();
 		s.create("mine", { tokenName: "owner", client: null, tool: "t", cancel: () => {} });
 		const msg = (method: string, params: Record<string, unknown>) => ({ id: 5, method, params });
-		const undeclared = taskMethod(s, "owner", msg("tasks/get", { taskId: "mine" }), extra);
+		const undeclared = taskMethod(s, "owner", msg("tasks/get", { taskId: "mine" }), era);
 		expect(undeclared.status).toBe(400);
 		expect(((await undeclared.json()) as { error: unknown }).error).toEqual({
 			code: -32021,
 			message: "missing required client capability",
 			data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
 		});
-		const unknown = await taskMethod(s, "owner", msg("tasks/get", { taskId: "nope", ...declared }), extra).text();
-		const foreign = await taskMethod(s, "ci", msg("tasks/get", { taskId: "mine", ...declared }), extra).text();
+		const unknown = await taskMethod(s, "owner", msg("tasks/get", { taskId: "nope", ...declared }), era).text();
+		const foreign = await taskMethod(s, "ci", msg("tasks/get", { taskId: "mine", ...declared }), era).text();
 		expect(JSON.parse(unknown).error.code).toBe(-32602);
 		expect(foreign).toBe(unknown);
 		for (const m of ["tasks/cancel", "tasks/update"]) {
-			expect(await taskMethod(s, "ci", msg(m, { taskId: "mine", ...declared }), extra).text()).toBe(unknown);
+			expect(await taskMethod(s, "ci", msg(m, { taskId: "mine", ...declared }), era).text()).toBe(unknown);
 		}
 		expect(s.get("owner", "mine")?.status).toBe("working");
-		const ack = await taskMethod(s, "owner", msg("tasks/cancel", { taskId: "mine", ...declared }), extra).json();
+		const ack = await taskMethod(s, "owner", msg("tasks/cancel", { taskId: "mine", ...declared }), era).json();
 		expect(ack).toEqual({ jsonrpc: "2.0", id: 5, result: extra });
 	});
 });
