@@ -4,6 +4,7 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
+import { BOTH_ERAS } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
@@ -46,6 +47,7 @@ export class LegacyMcp {
 		/** A caller that goes away does not cancel (2025 spec): its call runs on, marked abandoned. */
 		const rules: EraRules = { onClosed: "abandon", replies, answerPort: deps.answerPort };
 		this.#methods = new MethodTable<LegacyCall>(replies, {
+			...BOTH_ERAS,
 			ping: msg => replies.result(msg.id, {}),
 			"tools/list": needsHost(deps.unavailable, "tools/list", msg => rpcResultJson(msg.id, toolsBlob())),
 			"tools/call": needsHost(deps.unavailable, "tools/call", (msg, { session, req, conn }) => {

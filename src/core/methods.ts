@@ -2,7 +2,7 @@
  * How an era answers and dispatches (contract §6, §13): its JSON-RPC methods are a table (as the MCP SDK's
  * request handlers are), an unknown one answered `method_not_found`; its own HTTP status for the rows where it
  * differs from the row's; and the members every result of the era carries, added here so no handler spreads
- * them. A new method is a row of its era's table, or of `BOTH_ERAS` when both serve it alike.
+ * them. A new method is a row of its era's table, or of `BOTH_ERAS` (both-eras.ts) when both serve it alike.
  */
 import { type ErrorKind, type RpcId, rpcErrorAs, rpcResult } from "./errors.ts";
 import type { Envelope } from "./jsonrpc.ts";
@@ -11,9 +11,6 @@ export type RpcRequest = Extract<Envelope, { kind: "request" }>;
 
 /** One method: the request, what the era hands every method (the caller, the request, …) and the era's voice. */
 export type Method<C> = (msg: RpcRequest, ctx: C, era: EraReplies) => Response | Promise<Response>;
-
-/** Methods both eras serve alike, each answering in the era's voice: every era's table starts from these. */
-const BOTH_ERAS: Readonly<Record<string, Method<unknown>>> = {};
 
 /** An era's voice: its statuses and result members. */
 export class EraReplies {
@@ -42,14 +39,14 @@ export class EraReplies {
 	}
 }
 
-/** An era's methods by name (with `BOTH_ERAS`); anything else is `method_not_found` at the era's status. */
+/** An era's methods by name; anything else is `method_not_found` at the era's status. */
 export class MethodTable<C> {
 	readonly #methods: ReadonlyMap<string, Method<C>>;
 	readonly #replies: EraReplies;
 
 	constructor(replies: EraReplies, methods: Readonly<Record<string, Method<C>>>) {
 		this.#replies = replies;
-		this.#methods = new Map(Object.entries({ ...BOTH_ERAS, ...methods }));
+		this.#methods = new Map(Object.entries(methods));
 	}
 
 	dispatch(msg: RpcRequest, ctx: C): Response | Promise<Response> {

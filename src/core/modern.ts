@@ -5,6 +5,7 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
+import { BOTH_ERAS } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { type ErrorKind, rpcError, rpcResultJson } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
@@ -73,6 +74,7 @@ export class ModernMcp {
 		const toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
 		const task: Method<ModernCall> = (msg, { who }) => taskMethod(deps.tasks, who.tokenName, msg, replies);
 		this.#methods = new MethodTable<ModernCall>(replies, {
+			...BOTH_ERAS,
 			"server/discover": msg => replies.result(msg.id, discover(deps)),
 			"tools/list": needsHost(deps.unavailable, "tools/list", msg => rpcResultJson(msg.id, toolsBlob())),
 			"tools/call": needsHost(deps.unavailable, "tools/call", (msg, { who, client, req, conn }) => {
