@@ -9,7 +9,6 @@ import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
 import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MAX_BODY_BYTES, type ServerInfo } from "./facts.ts";
-import { identityEnded } from "./gate.ts";
 import type { Envelope } from "./jsonrpc.ts";
 import { EraReplies, type HostMethod, MethodTable, needsHost } from "./methods.ts";
 import type { Session, SessionTable } from "./sessions.ts";
@@ -68,10 +67,8 @@ export class LegacyMcp {
 			this.#d.sessions.delete(s.sid);
 			return new Response(null, { status: 204 });
 		}
-		const msg = await readMessage(req, MAX_BODY_BYTES);
+		const msg = await readMessage(req, MAX_BODY_BYTES, who);
 		if (msg instanceof Response) return msg;
-		const ended = identityEnded(who, "mcp");
-		if (ended) return ended;
 		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params, who);
 		const session = this.#guardSession(req, who, msg.kind === "request" ? msg.id : null);
 		if (session instanceof Response) return session;

@@ -9,7 +9,6 @@ import { BOTH_ERAS } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { type ErrorKind, rpcError, rpcResultJson } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
-import { identityEnded } from "./gate.ts";
 import { EraReplies, type HostMethod, type Method, MethodTable, needsHost } from "./methods.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
 import { taskAnswer, taskMethod } from "./task-answer.ts";
@@ -87,10 +86,8 @@ export class ModernMcp {
 
 	/** `who` is the caller's token; without sessions each call carries its name itself. */
 	async handle(req: Request, who: Identity, conn: Connection): Promise<Response> {
-		const msg = await readMessage(req, MAX_BODY_BYTES);
+		const msg = await readMessage(req, MAX_BODY_BYTES, who);
 		if (msg instanceof Response) return msg;
-		const ended = identityEnded(who, "mcp");
-		if (ended) return ended;
 		// The era defines no client notifications (a stream's close is the cancel): acknowledged, dropped.
 		if (msg.kind === "notification") return new Response(null, { status: 202 });
 		if (msg.kind === "response") return rpcError("invalid_request", msg.id);

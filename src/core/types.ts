@@ -170,6 +170,8 @@ export interface Connection {
 /** What an extra route gets besides the request: who is calling, and the connection it came on. */
 export interface RouteContext extends CallerInfo {
 	conn: Connection;
+	/** The body the pipeline read under the route's body duty (`ExtraRoute.body`); absent for GET, HEAD and streams. */
+	body?: Uint8Array;
 	/** Aborts when the caller's secret is revoked or rotated away (contract §16): a running transfer stops. */
 	ended?: AbortSignal;
 	/** The identity checked again (contract §16): the 401 a new request would get once the secret is gone. */
@@ -186,6 +188,14 @@ export interface RouteContext extends CallerInfo {
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
 export interface ExtraRoute {
 	methods: readonly string[];
+	/**
+	 * The body duty the pipeline does before the handler unless the route opts out by name: by default the
+	 * body of a request other than GET and HEAD is read within `max` bytes (`refuse` builds the route's 413)
+	 * and the caller checked again once it is in (contract §16: an ended secret gets its 401), then handed
+	 * over as `RouteContext.body`. `"stream"`: the route streams its body itself, watched by route-kit's
+	 * `watchIdentity`. Refusals on the route are in the routes' envelope either way (errors.ts).
+	 */
+	body: { max: number; refuse: (code: "body_too_large", message: string) => Response } | "stream";
 	/** The bounds of the slot kinds the route takes (e.g. `/blob`: uploads, downloads). */
 	bounds?: Partial<Record<SlotKind, number>>;
 	handle(req: Request, ctx: RouteContext): Promise<Response>;

@@ -1,5 +1,5 @@
 /** A route context as the server fills it (src/core/server.ts #extra), for calling a route's `handle` directly. */
-import { identityEnded } from "../../src/core/gate.ts";
+import { recheck } from "../../src/core/gate.ts";
 import { SLOT_KINDS, type SlotBounds, TokenHoldings } from "../../src/core/holdings.ts";
 import { NO_CONNECTION } from "../../src/core/idle.ts";
 import type { RouteContext } from "../../src/core/types.ts";
@@ -20,7 +20,7 @@ export function routeCtx(
 		liveTokens: () => 1,
 		take: (kind, onEnd) => holdings.take(kind, base, onEnd),
 		...base,
-		recheck: () => identityEnded(base, "/route"),
+		recheck: () => recheck(base, "/route"),
 	};
 	return ctx;
 }

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { ERRORS, routeError, rpcError } from "../../../src/core/errors.ts";
 import { MODERN_STATUS } from "../../../src/core/modern.ts";
+import { serveRoute } from "../../../src/core/route-kit.ts";
 import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import type { Takeover } from "../../../src/takeover/takeover.ts";
 import { markdownTable } from "../../helpers/docs.ts";
@@ -116,7 +117,7 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 	} as unknown as Takeover;
 	const route = createHostLlmRoute(takeover);
 	const post = (body: string) =>
-		route.handle(new Request("http://127.0.0.1/host-llm", { method: "POST", body }), routeCtx());
+		serveRoute(route, new Request("http://127.0.0.1/host-llm", { method: "POST", body }), routeCtx());
 
 	test("every refusal the route gives is a documented row, and every documented row is given", async () => {
 		const answers = await Promise.all(
@@ -124,7 +125,8 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 		);
 		// A caller whose audit budget is spent (contract §19).
 		const spent = createHostLlmRoute(takeover, () => 5000);
-		const refusedByBudget = await spent.handle(
+		const refusedByBudget = await serveRoute(
+			spent,
 			new Request("http://127.0.0.1/host-llm", { method: "POST", body: '{"enabled": false}' }),
 			routeCtx(),
 		);

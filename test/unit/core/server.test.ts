@@ -1226,6 +1226,7 @@ describe("BridgeServer extra routes", () => {
 		const seen: Array<string | null> = [];
 		const blob: ExtraRoute = {
 			methods: ["GET", "POST"],
+			body: "stream",
 			handle: async (_req, ctx) => {
 				seen.push(ctx.sid);
 				return new Response("blob ok");
@@ -1272,6 +1273,7 @@ describe("BridgeServer extra routes", () => {
 	test("extra route whose handler throws -> 500 {error, code}, detail only in the log", async () => {
 		const boom: ExtraRoute = {
 			methods: ["GET"],
+			body: "stream",
 			handle: async () => {
 				throw new Error("secret detail");
 			},
@@ -1396,6 +1398,7 @@ describe("BridgeServer named tokens", () => {
 				routes: {
 					"/x": {
 						methods: ["GET"],
+						body: "stream",
 						handle: async (_r, c) => {
 							seen.push(c);
 							return new Response("ok");
@@ -1519,6 +1522,7 @@ describe("BridgeServer connection handle", () => {
 		const seen: Connection[] = [];
 		const route: ExtraRoute = {
 			methods: ["GET"],
+			body: "stream",
 			handle: async (_r, c) => {
 				seen.push(c.conn);
 				return new Response("ok");
