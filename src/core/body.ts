@@ -42,9 +42,8 @@ export async function readBodyLimited(req: Request, max: number): Promise<BodyRe
 }
 
 /**
- * The pipeline's body steps, the same in both eras: size limit, JSON, one JSON-RPC message, then the
- * caller `who` checked again (contract §16): a secret that ended while the body came in gets its 401, so
- * no era acts on it. `who` null: nothing will act on the message (a version refused anyway).
+ * The body steps of both eras: size limit, JSON, one JSON-RPC message, then `who` re-checked (contract §16:
+ * an ended secret gets its 401, so no era acts on it); null only where nothing acts on the message.
  */
 export async function readMessage(
 	req: Request,

@@ -61,9 +61,8 @@ export interface Watched<T> {
 }
 
 /**
- * A route that streams its body (`ExtraRoute.body: "stream"`) runs `pipe` through this: a secret that ends
- * while the body comes in calls `cut` (the route ends the connection), and once the body is in the caller
- * is checked again (contract §16), as the default body duty does. `pipe` starts before this first yields.
+ * For a route that streams its body (`body: "stream"`): a secret ending while `pipe` runs calls `cut`, and the
+ * caller is re-checked once the body is in (contract §16). `pipe` starts before this first yields.
  */
 export async function watchIdentity<T>(
 	ended: AbortSignal | undefined,

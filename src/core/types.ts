@@ -189,11 +189,8 @@ export interface RouteContext extends CallerInfo {
 export interface ExtraRoute {
 	methods: readonly string[];
 	/**
-	 * The body duty the pipeline does before the handler unless the route opts out by name: by default the
-	 * body of a request other than GET and HEAD is read within `max` bytes (`refuse` builds the route's 413)
-	 * and the caller checked again once it is in (contract §16: an ended secret gets its 401), then handed
-	 * over as `RouteContext.body`. `"stream"`: the route streams its body itself, watched by route-kit's
-	 * `watchIdentity`. Refusals on the route are in the routes' envelope either way (errors.ts).
+	 * Applied by default (route-kit `serveRoute`): a non-GET body read within `max` (`refuse`: the 413), the caller
+	 * re-checked once it is in (§16), the bytes as `ctx.body`. Opt out by name: `"stream"` (then `watchIdentity`).
 	 */
 	body: { max: number; refuse: (code: "body_too_large", message: string) => Response } | "stream";
 	/** The bounds of the slot kinds the route takes (e.g. `/blob`: uploads, downloads). */
