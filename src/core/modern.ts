@@ -43,7 +43,7 @@ export interface ModernDeps {
 	taskWindowMs: number;
 }
 
-/** What every 2026-07-28 method gets besides its request: the caller's token and client, the request, its connection. */
+/** What every 2026-07-28 method gets besides its request: the caller (token, client), the request, its connection. */
 interface ModernCall {
 	who: Identity;
 	client: string | null;
