@@ -59,7 +59,7 @@ function mcpSameWork(token: string, catalog: string): (req: Request) => Promise<
 		const auth = authenticate(req.headers.get("authorization"), tokens);
 		if (!auth.ok) return answer(401, '{"error":"unauthorized"}');
 		const digest = auth.who.secretDigest;
-		const msg = await readMessage(req, MAX_BODY_BYTES);
+		const msg = await readMessage(req, MAX_BODY_BYTES, auth.who);
 		if (msg instanceof Response) return msg;
 		const id = JSON.stringify(msg.kind === "notification" ? null : msg.id);
 		if (msg.kind === "request" && msg.method === "initialize") {

@@ -6,7 +6,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { CallAudit } from "../core/types.ts";
+import type { CallAudit, Clock } from "../core/types.ts";
 import { AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, TokenBudget } from "./budget.ts";
 import { budgetFile } from "./budget-file.ts";
 import { AuditFile } from "./file.ts";
@@ -36,7 +36,8 @@ export interface AuditOptions {
 	/** The live secret(s), scrubbed from every line as a last line of defence. */
 	secrets?: () => string | readonly string[];
 	maxBytes?: number;
-	now?: () => Date;
+	/** The server's clock (its `now` only); the process's own when absent. */
+	clock?: Pick<Clock, "now">;
 	/** The per-token budget (tests give a small one on their clock); by default shared through `<path>.budget`. */
 	budget?: TokenBudget;
 	/** The cross-process lock rotation takes (the entry hands in flock); none: rotation within this process only. */
@@ -81,14 +82,13 @@ interface Held {
 }
 
 export function createAuditLog(opts: AuditOptions): AuditLog {
-	const now = opts.now ?? (() => new Date());
+	const clock = opts.clock ?? { now: () => Date.now() };
 	const file = new AuditFile(opts.path, opts.maxBytes ?? AUDIT_MAX_BYTES, opts.log, opts.lock);
 	// One budget per token for every bridge on this path: the buckets are in a file beside the log.
 	const shared = budgetFile(opts.path, AUDIT_BURST_BYTES, opts.lock, opts.log);
-	const budget =
-		opts.budget ?? new TokenBudget(() => now().getTime(), AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, shared);
+	const budget = opts.budget ?? new TokenBudget(() => clock.now(), AUDIT_BURST_BYTES, AUDIT_RATE_BYTES_PER_S, shared);
 	const held = new Map<string, Held>();
-	const line = lineOf(opts.secrets, now);
+	const line = lineOf(opts.secrets, () => new Date(clock.now()));
 	const release = (id: string): void => {
 		const h = held.get(id);
 		if (h === undefined) return;
@@ -107,7 +107,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 		}
 		file.write(text);
 	};
-	const refusals = new RefusalWindows({ line, append: text => file.write(text) }, budget, () => now().getTime());
+	const refusals = new RefusalWindows({ line, append: text => file.write(text) }, budget, () => clock.now());
 	// Refused calls are always coalesced (contract §16); a refused `/blob` request or toggle keeps its own
 	// record while its token's budget pays for it, and only beyond that is counted.
 	const refused = (record: Refusal, always = false): void => {

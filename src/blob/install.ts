@@ -14,7 +14,7 @@ import { commit, commitNew, type StagingFile } from "./staging.ts";
 const CURRENT = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
 /** Gives the new file the old one's owner (root, or a group this user may set) and mode. */
-export function keepMetadata(fd: number, old: Stats | null): void {
+function keepMetadata(fd: number, old: Stats | null): void {
 	if (old === null) {
 		fchmodSync(fd, 0o666 & ~process.umask());
 		return;
@@ -57,17 +57,23 @@ const INSTALL_TRIES = 3;
  * Puts the staging file in the target's place under the lock of the file it replaces (blob/flock.ts), so
  * an append in another bridge never writes into a file this PUT unlinks, nor reports it as the target.
  * A missing target is created by a link that fails when one appeared meanwhile: that one is locked first.
- * `ready` gives the staging file its final metadata just before. `at` is the target's name inside its held
- * directory (blob/place.ts), `target` the path messages show.
+ * Just before, the staging file gets `old`'s owner and mode (no `old`: a new file's mode). `at` is the
+ * target's name inside its held directory (blob/place.ts), `target` the path messages show.
  */
 export async function install(
 	file: StagingFile,
 	at: string,
 	target: string,
-	ready: () => void,
+	old: Stats | null,
 	across: CrossLocks,
 	log: (line: string) => void,
 ): Promise<Placed> {
+	const ready = () => keepMetadata(file.fd, old);
+	const replace = (): "done" => {
+		ready();
+		commit(file, at);
+		return "done";
+	};
 	for (let tries = 0; tries < INSTALL_TRIES; tries++) {
 		let fd: number;
 		try {
@@ -75,20 +81,14 @@ export async function install(
 		} catch (err) {
 			if (errno(err) !== "ENOENT") {
 				// A link or something else unopenable under the name: no file's bytes are lost by replacing it.
-				ready();
-				commit(file, at);
-				return "done";
+				return replace();
 			}
 			ready();
 			if (commitNew(file, at)) return "done";
 			continue;
 		}
 		try {
-			if (!fstatSync(fd).isFile()) {
-				ready();
-				commit(file, at);
-				return "done";
-			}
+			if (!fstatSync(fd).isFile()) return replace();
 			const lock = await across.take(fd, log);
 			if (lock.kind === "busy") {
 				const why = `${heldElsewhere(target)} for ${LOCK_WAIT_MS / 1000} s`;
@@ -99,9 +99,7 @@ export async function install(
 				const named = lstatSync(at);
 				const own = fstatSync(fd);
 				if (named.dev !== own.dev || named.ino !== own.ino) continue;
-				ready();
-				commit(file, at);
-				return "done";
+				return replace();
 			} finally {
 				if (lock.kind === "held") lock.release();
 			}

@@ -8,7 +8,7 @@ import { closeSync, fstatSync, fsyncSync, type Stats } from "node:fs";
 import type { Ctx } from "./context.ts";
 import { contentKey } from "./digest-cache.ts";
 import { heldElsewhere } from "./flock.ts";
-import { install, keepMetadata, lockedElsewhere, type Placed } from "./install.ts";
+import { install, lockedElsewhere, type Placed } from "./install.ts";
 import { type FileLocks, inodeKey } from "./locks.ts";
 import { blobError } from "./parse.ts";
 import { dirAt, inDir, make, type Place, shown, unmake } from "./place.ts";
@@ -135,7 +135,7 @@ async function receive(
 	try {
 		fsyncSync(file.fd);
 		const at = inDir(place.dir, place.name);
-		placed = await install(file, at, place.target, () => keepMetadata(file.fd, r.old), locks.across, ctx.log);
+		placed = await install(file, at, place.target, r.old, locks.across, ctx.log);
 	} catch (err) {
 		drop(r);
 		const message = `cannot replace ${place.target}: ${shown(err, place.dir)}; nothing was kept and this upload did not change ${path}`;

@@ -80,6 +80,8 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 	};
 	return {
 		methods: BLOB_METHODS,
+		// Opted out of the pipeline's body read: uploads stream their body, watched by upload.ts's `watchIdentity`.
+		body: "stream",
 		bounds: { uploads: MAX_UPLOADS_IN_FLIGHT, downloads: MAX_DOWNLOADS_IN_FLIGHT, digests: MAX_HASH_JOBS },
 		handle: async (req, route) => {
 			const ctx = requestCtx(req, route, deps, shared);

@@ -4,6 +4,7 @@
  * after the body: the digest check against `Repr-Digest`/`Content-Digest` and the reply.
  */
 import { fdatasync, fstatSync } from "node:fs";
+import { watchIdentity } from "../core/route-kit.ts";
 import { errorText } from "../text/error-text.ts";
 import { type Ctx, errno } from "./context.ts";
 import { type Digests, digestsWhile, FOLLOW_MIN_BYTES, followHash } from "./hash.ts";
@@ -41,6 +42,9 @@ function classify(err: unknown, stalledFor: number | null): Exclude<Stop, null> 
 	return { code: "client_disconnected", why: "client disconnected" };
 }
 
+/** Why an upload whose caller's secret ended stops (400 `client_disconnected`, docs/protocol.md). */
+const REVOKED = "token revoked or rotated";
+
 /**
  * Appends the body to `fd` (now `at` bytes long). Bun pipes it natively: no chunk passes through the JS
  * heap (a JS chunk loop with `writeSync` let the host's peak RSS grow past 100 MiB; docs/performance.md).
@@ -62,26 +66,19 @@ export async function pipeBody(
 	const follower = small ? null : followHash(fd, at);
 	const flusher = flushBehind && !small ? flushBehindWriter(fd) : null;
 	const watch = watchStall(fd, bound, () => conn.closeSoon());
-	// Contract §16: the caller's secret revoked or rotated mid-body: the connection is cut like a stall.
-	const cut = () => conn.closeSoon();
-	if (ended?.aborted) cut();
-	ended?.addEventListener("abort", cut, { once: true });
+	// Contract §16, the kit's watch: a secret revoked or rotated mid-body cuts the connection like a stall, and
+	// one that ended by the time the body is in stops the upload all the same; nothing of it is installed.
+	const body = await watchIdentity(
+		ended,
+		() => conn.closeSoon(),
+		() => (req.body === null ? Promise.resolve(0) : Bun.write(Bun.file(fd), req)),
+	);
+	watch.stop();
+	await flusher?.stop();
+	const wrote = body.piped.ok ? body.piped.value : -1;
 	let stop: Stop = null;
-	let wrote = -1;
-	try {
-		wrote = req.body === null ? 0 : await Bun.write(Bun.file(fd), req);
-	} catch (err) {
-		stop = ended?.aborted
-			? { code: "client_disconnected", why: "token revoked or rotated" }
-			: classify(err, watch.stalled ? bound : null);
-	} finally {
-		watch.stop();
-		ended?.removeEventListener("abort", cut);
-		await flusher?.stop();
-	}
-	// The identity once more after the body (contract §16): a secret that ended as the last bytes came in
-	// stops the upload as one cut mid-body does; nothing of it is installed.
-	if (stop === null && ended?.aborted) stop = { code: "client_disconnected", why: "token revoked or rotated" };
+	if (body.ended) stop = { code: "client_disconnected", why: REVOKED };
+	else if (!body.piped.ok) stop = classify(body.piped.error, watch.stalled ? bound : null);
 	const landed = fstatSync(fd).size - at;
 	if (stop !== null || wrote !== landed) {
 		await follower?.cancel();
@@ -91,7 +88,7 @@ export async function pipeBody(
 	const gone = ended ? AbortSignal.any([req.signal, ended]) : req.signal;
 	const digests = await digestsWhile(fd, at, at + landed, follower, gone);
 	if (digests !== null) return { stop, landed, wrote, digests };
-	const why = ended?.aborted ? "token revoked or rotated" : "client disconnected";
+	const why = ended?.aborted ? REVOKED : "client disconnected";
 	return { stop: { code: "client_disconnected", why: `${why} while the upload was hashed` }, landed, wrote };
 }
 

@@ -7,18 +7,19 @@
 import { errorDetail } from "../text/error-text.ts";
 import { errorObject, type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { isRecord } from "./jsonrpc.ts";
-import { acceptsEventStream, openSseCall, type SseTimings } from "./progress.ts";
-import type { Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
+import type { EraReplies } from "./methods.ts";
+import { acceptsEventStream, SseStream, type SseTimings } from "./progress.ts";
+import type { Clock, Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 /** A call the table has registered and started, as its port gets it. */
 export interface RunningCall {
 	id: RpcId;
-	/** The table's record of the call: who made it, its tool, `abort` stops it, `task` marks it a task. */
+	/** The table's record of the call: who made it, its tool; `abort` stops it. */
 	call: InFlightCall;
 	/** The call's outcome once it ran between its audit records; null when it was cancelled. */
 	outcome: Promise<ToolCallOutcome | null>;
-	/** Members every result of the era carries (`EraRules.resultExtra`). */
-	extra: Readonly<Record<string, unknown>>;
+	/** The era's voice: its results carry its members (`EraRules.replies`). */
+	era: EraReplies;
 	conn: Connection;
 	log(line: string): void;
 }
@@ -28,21 +29,23 @@ export interface AnswerPort {
 	progress?: (text: string) => void;
 	/** The host backgrounded the call and stopped forwarding output. */
 	backgrounded?: () => void;
+	/** The task id once the call goes on without its request (a task handle was sent); never settles otherwise. */
+	detached?: Promise<string>;
 	answer(running: RunningCall): Response | Promise<Response>;
 }
 
 /** The result of a finished call as the era carries it. */
-export const callResult = (o: ToolCallOutcome, extra: Readonly<Record<string, unknown>>): Record<string, unknown> => ({
-	content: o.content,
-	isError: o.isError,
-	...extra,
-});
+export const callResult = (o: ToolCallOutcome, era: EraReplies): Record<string, unknown> =>
+	era.body({ content: o.content, isError: o.isError });
 
-/** The plain answer for an outcome: its result, `-32602` naming the argument the tool refused, or `-32800`. */
-export function plainAnswer(id: RpcId, outcome: ToolCallOutcome | null, extra: Readonly<Record<string, unknown>>) {
+/**
+ * The plain answer for an outcome: its result, `-32602` naming the argument the tool refused, or `-32800`.
+ * Both are outcomes of a call that ran, answered at the row's status in every era (docs/protocol.md).
+ */
+export function plainAnswer(id: RpcId, outcome: ToolCallOutcome | null, era: EraReplies) {
 	if (outcome === null) return rpcError("request_cancelled", id);
 	if (outcome.invalidArgs !== undefined) return rpcErrorMessage("invalid_params", id, outcome.invalidArgs);
-	return rpcResult(id, callResult(outcome, extra));
+	return rpcResult(id, callResult(outcome, era));
 }
 
 /** One JSON response once the call ends. */
@@ -50,7 +53,7 @@ const JSON_ANSWER: AnswerPort = {
 	async answer(r) {
 		const release = r.conn.holdOpen();
 		try {
-			return plainAnswer(r.id, await r.outcome, r.extra);
+			return plainAnswer(r.id, await r.outcome, r.era);
 		} finally {
 			release();
 		}
@@ -58,16 +61,15 @@ const JSON_ANSWER: AnswerPort = {
 };
 
 /** An SSE stream: progress notifications while the call runs, then its answer as the final message. */
-function sseAnswer(token: string | number, timings: SseTimings | undefined): AnswerPort {
-	const sse = openSseCall(token, timings);
+function sseAnswer(token: string | number, timings: SseTimings | undefined, clock: Clock): AnswerPort {
+	const sse = new SseStream(token, timings, clock);
 	return {
 		progress: text => sse.progress(text),
 		backgrounded: () => sse.backgrounded(),
 		answer(r) {
 			const release = r.conn.holdOpen();
 			r.outcome.finally(release).then(
-				outcome =>
-					sse.finish(outcome === null ? null : { jsonrpc: "2.0", id: r.id, ...finalMessage(outcome, r.extra) }),
+				outcome => sse.finish(outcome === null ? null : { jsonrpc: "2.0", id: r.id, ...finalMessage(outcome, r.era) }),
 				err => {
 					r.log(`a2a-bridge: internal error in tools/call '${r.call.tool}': ${errorDetail(err)}`);
 					return sse.finish({ jsonrpc: "2.0", id: r.id, error: errorObject("internal_error") });
@@ -78,9 +80,9 @@ function sseAnswer(token: string | number, timings: SseTimings | undefined): Ans
 	};
 }
 
-function finalMessage(outcome: ToolCallOutcome, extra: Readonly<Record<string, unknown>>): Record<string, unknown> {
+function finalMessage(outcome: ToolCallOutcome, era: EraReplies): Record<string, unknown> {
 	if (outcome.invalidArgs !== undefined) return { error: errorObject("invalid_params", outcome.invalidArgs) };
-	return { result: callResult(outcome, extra) };
+	return { result: callResult(outcome, era) };
 }
 
 /** Both eras' default: an SSE stream when the call has a progress token and `Accept` lists the stream, else JSON. */
@@ -88,9 +90,10 @@ export function streamOrJson(
 	params: Record<string, unknown> | undefined,
 	accept: string | null,
 	timings: SseTimings | undefined,
+	clock: Clock,
 ): AnswerPort {
 	const meta = params?._meta;
 	const token = isRecord(meta) ? meta.progressToken : undefined;
 	const valid = typeof token === "string" || (typeof token === "number" && Number.isFinite(token));
-	return valid && acceptsEventStream(accept) ? sseAnswer(token, timings) : JSON_ANSWER;
+	return valid && acceptsEventStream(accept) ? sseAnswer(token, timings, clock) : JSON_ANSWER;
 }

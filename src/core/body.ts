@@ -1,4 +1,5 @@
 import { type ErrorKind, rpcError } from "./errors.ts";
+import { recheck } from "./gate.ts";
 import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
 
 export type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: ErrorKind };
@@ -40,12 +41,20 @@ export async function readBodyLimited(req: Request, max: number): Promise<BodyRe
 	return { ok: true, bytes };
 }
 
-/** The pipeline's body steps, the same in both eras: size limit, JSON, one JSON-RPC message. */
-export async function readMessage(req: Request, max: number): Promise<Envelope | Response> {
+/**
+ * The body steps of both eras: size limit, JSON, one JSON-RPC message, then `who` re-checked (contract §16:
+ * an ended secret gets its 401, so no era acts on it); null only where nothing acts on the message.
+ */
+export async function readMessage(
+	req: Request,
+	max: number,
+	who: { ended?: AbortSignal } | null,
+): Promise<Envelope | Response> {
 	const body = await readBodyLimited(req, max);
 	if (!body.ok) return rpcError("body_too_large");
 	const json = parseJsonBody(body.bytes);
 	if (!json.ok) return rpcError("parse_error");
 	const env = parseEnvelope(json.value);
-	return env.ok ? env.value : rpcError("invalid_request", env.id);
+	if (!env.ok) return rpcError("invalid_request", env.id);
+	return (who && recheck(who, "mcp")) ?? env.value;
 }

@@ -5,12 +5,13 @@
  * tool's own abort stops the work, and the call keeps its slot until it has (contract §15). Each era
  * hands over its rules (`EraRules`); the table knows no era by name.
  */
-import { type AnswerPort, streamOrJson } from "./answers.ts";
-import { type ErrorKind, type RpcId, rpcError, rpcErrorData } from "./errors.ts";
+import type { AnswerPort } from "./answers.ts";
+import { SYSTEM_CLOCK } from "./clock.ts";
+import { type RpcId, rpcError, rpcErrorData } from "./errors.ts";
 import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
 import { isRecord } from "./jsonrpc.ts";
-import type { SseTimings } from "./progress.ts";
-import { abort, runCall } from "./run.ts";
+import type { EraReplies } from "./methods.ts";
+import { abort, type CallEnd, runCall } from "./run.ts";
 import type { BridgeDeps, CallerInfo, Connection, InFlightCall } from "./types.ts";
 
 export const MAX_CALLS_IN_FLIGHT = 256;
@@ -24,15 +25,13 @@ export interface EraRules {
 	 * no session), or a caller gone without cancelling whose call runs on, marked abandoned (2025).
 	 */
 	onClosed: "cancel" | "abandon";
-	/** Members every result of the era carries (2026-07-28: `resultType`, `_meta` serverInfo). */
-	resultExtra: Readonly<Record<string, unknown>>;
-	/** The row for `tools/call` params without a string `name` or with non-object `arguments`. */
-	invalidParams: ErrorKind;
+	/** The era's voice (core/methods.ts): its status for a bad `tools/call`'s params, its result members. */
+	replies: EraReplies;
 	/**
-	 * The era's own answer port for a call's params (2026-07-28: a task, when the request declares
-	 * the extension); without one, SSE when the call asks for progress, else JSON.
+	 * How a call is answered (answers.ts): both eras stream SSE when the call asks for progress, else JSON;
+	 * 2026-07-28 answers with a task when the request declares the extension.
 	 */
-	answerPort?: (params: Record<string, unknown> | undefined) => AnswerPort | undefined;
+	answerPort(params: Record<string, unknown> | undefined, req: Request): AnswerPort;
 }
 
 /** One `tools/call` as an era hands it over. */
@@ -49,14 +48,13 @@ export class CallTable {
 	callsServed = 0;
 	readonly #deps: BridgeDeps;
 	readonly #now: () => number;
-	readonly #sse: SseTimings | undefined;
 	/** Each call is a slot of the registry of what tokens hold (core/holdings.ts): its share, its revocation. */
 	readonly #holdings: TokenHoldings;
 
-	constructor(deps: BridgeDeps, sse?: SseTimings, holdings?: TokenHoldings) {
+	constructor(deps: BridgeDeps, holdings?: TokenHoldings) {
 		this.#deps = deps;
-		this.#now = deps.now ?? Date.now;
-		this.#sse = sse;
+		const clock = deps.clock ?? SYSTEM_CLOCK;
+		this.#now = () => clock.now();
 		this.#holdings = holdings ?? new TokenHoldings({ ...NO_SLOTS, calls: MAX_CALLS_IN_FLIGHT }, () => 1);
 	}
 
@@ -82,7 +80,7 @@ export class CallTable {
 	async start(rules: EraRules, { id, params, caller, req, conn }: CallStart): Promise<Response> {
 		const name = params?.name;
 		const args = params && "arguments" in params ? params.arguments : {};
-		if (typeof name !== "string" || !isRecord(args)) return rpcError(rules.invalidParams, id);
+		if (typeof name !== "string" || !isRecord(args)) return rules.replies.error("invalid_params", id);
 		const callId = crypto.randomUUID();
 		// Without a session, request ids are not unique: each modern call is its own key.
 		const key = caller.sid === null ? `\u0001${callId}` : callKey(caller.sid, id);
@@ -114,7 +112,10 @@ export class CallTable {
 			cancelled: false,
 		};
 		this.inFlight.set(key, call);
-		const port = rules.answerPort?.(params) ?? streamOrJson(params, req.headers.get("accept"), this.#sse);
+		const port = rules.answerPort(params, req);
+		port.detached?.then(task => {
+			call.task = task;
+		});
 		const unwatch = rules.onClosed === "abandon" ? watchCaller(req.signal, call) : noop;
 		const outcome = runCall(this.#deps, {
 			call,
@@ -123,19 +124,22 @@ export class CallTable {
 			closed: rules.onClosed === "cancel" ? req.signal : undefined,
 			progress: port.progress,
 			backgrounded: port.backgrounded,
+			detached: port.detached,
 			take: (kind, onEnd) => this.#holdings.take(kind, caller, onEnd),
-			leave: stillRunning => {
-				this.inFlight.delete(key);
-				if (stillRunning === null) taken.slot.release();
-				else this.#holdSlot(call, stillRunning, taken.slot.release);
-			},
 		})
-			.then(o => {
-				this.callsServed++;
-				return o;
-			})
+			.then(end => this.#leave(key, call, end, taken.slot.release))
 			.finally(unwatch);
-		return port.answer({ id, call, outcome, extra: rules.resultExtra, conn, log: this.#deps.log });
+		return port.answer({ id, call, outcome, era: rules.replies, conn, log: this.#deps.log });
+	}
+
+	/** The run ended: the call leaves the table, its slot freed now or, while the tool still runs, once it stops. */
+	#leave(key: string, call: InFlightCall, end: CallEnd, release: () => void) {
+		this.inFlight.delete(key);
+		if (end.stillRunning === null) release();
+		else this.#holdSlot(call, end.stillRunning, release);
+		if (!end.outcome.ok) throw end.outcome.error;
+		this.callsServed++;
+		return end.outcome.value;
 	}
 
 	/**

@@ -1,6 +1,7 @@
 /**
  * The one error vocabulary: every protocol failure the bridge answers is a row here, with its
- * HTTP status, JSON-RPC code and fixed message. `docs/protocol.md` carries the same table.
+ * HTTP status, JSON-RPC code and fixed message; an era may answer a row at its own status (its rules,
+ * core/methods.ts). `docs/protocol.md` carries the same table.
  * Tool failures are not here: they are `isError: true` results at HTTP 200. Unknown routes get a
  * plain-text 404 (`notFound`), not a JSON-RPC body, so OAuth discovery ends fast.
  */
@@ -37,8 +38,6 @@ export const ERRORS = {
 		code: -32602,
 		message: "params._meta lacks the protocol version or the client capabilities",
 	},
-	modern_invalid_params: { status: 400, code: -32602, message: "invalid params" },
-	modern_method_not_found: { status: 404, code: -32601, message: "method not found" },
 	// The Tasks extension (contract §17).
 	missing_client_capability: { status: 400, code: -32021, message: "missing required client capability" },
 	task_not_found: { status: 400, code: -32602, message: "unknown task id" },
@@ -91,9 +90,26 @@ export function rpcErrorMessage(kind: ErrorKind, id: RpcId | null, message: stri
 	return errorResponse(kind, id, errorObject(kind, message));
 }
 
-function errorResponse(kind: ErrorKind, id: RpcId | null, error: RpcErrorObject, headers: Record<string, string> = {}) {
+/** The row at an era's own status for it (core/methods.ts `EraReplies`); the row's status when the era has none. */
+export function rpcErrorAs(
+	status: number | undefined,
+	kind: ErrorKind,
+	id: RpcId | null,
+	message?: string,
+	data?: unknown,
+): Response {
+	return errorResponse(kind, id, errorObject(kind, message, data), {}, status);
+}
+
+function errorResponse(
+	kind: ErrorKind,
+	id: RpcId | null,
+	error: RpcErrorObject,
+	headers: Record<string, string> = {},
+	status: number = ERRORS[kind].status,
+) {
 	const body = JSON.stringify({ jsonrpc: "2.0", id, error });
-	return new Response(body, { status: ERRORS[kind].status, headers: jsonHeaders(headers) });
+	return new Response(body, { status, headers: jsonHeaders(headers) });
 }
 
 /** What a route refusal may carry beside its message and code (e.g. the state, the staged size); never those two. */

@@ -21,9 +21,10 @@ export const refuse = (route: Route, kind: ErrorKind, headers: Record<string, st
 
 /**
  * Contract §16: the identity checked on the headers is checked again once the body is in, before any
- * work starts; a secret revoked or rotated meanwhile gets the 401 a new request with it would get.
+ * work starts; a secret revoked or rotated meanwhile gets the 401 a new request with it would get. Called
+ * only where a body is read: `readMessage` (both eras) and the routes' body duty (route-kit.ts).
  */
-export function identityEnded(who: { ended?: AbortSignal }, route: Route): Response | undefined {
+export function recheck(who: { ended?: AbortSignal }, route: Route): Response | undefined {
 	return who.ended?.aborted
 		? refuse(route, "invalid_token", { "www-authenticate": INVALID_TOKEN_CHALLENGE })
 		: undefined;

@@ -4,18 +4,16 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
+import { BOTH_ERAS } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
-import { type RpcId, rpcError, rpcErrorMessage, rpcResult, rpcResultJson } from "./errors.ts";
+import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
 import { LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MAX_BODY_BYTES, type ServerInfo } from "./facts.ts";
-import { identityEnded } from "./gate.ts";
 import type { Envelope } from "./jsonrpc.ts";
+import { EraReplies, type HostMethod, MethodTable, needsHost } from "./methods.ts";
 import type { Session, SessionTable } from "./sessions.ts";
 import { toolsListMemo } from "./tools-list.ts";
 import type { Connection, McpTool } from "./types.ts";
-
-/** A caller that goes away does not cancel (2025 spec): its call runs on, marked abandoned. */
-const LEGACY_RULES: EraRules = { onClosed: "abandon", resultExtra: {}, invalidParams: "invalid_params" };
 
 export interface LegacyDeps {
 	sessions: SessionTable;
@@ -24,16 +22,38 @@ export interface LegacyDeps {
 	instructions: () => string;
 	listTools(): readonly McpTool[];
 	/** Why `tools/list` or `tools/call` cannot be served (a missing host fact), else null. */
-	unavailable(method: "tools/list" | "tools/call"): string | null;
+	unavailable(method: HostMethod): string | null;
+	/** Both eras' default answer: SSE when the call asks for progress, else JSON (answers.ts `streamOrJson`). */
+	answerPort: EraRules["answerPort"];
+}
+
+/** What every 2025 method gets besides its request: the session it came on, the request and its connection. */
+interface LegacyCall {
+	session: Session;
+	req: Request;
+	conn: Connection;
 }
 
 export class LegacyMcp {
 	readonly #d: LegacyDeps;
-	readonly #toolsBlob: () => Blob;
+	readonly #methods: MethodTable<LegacyCall>;
 
 	constructor(deps: LegacyDeps) {
 		this.#d = deps;
-		this.#toolsBlob = toolsListMemo(() => deps.listTools());
+		const toolsBlob = toolsListMemo(() => deps.listTools());
+		// Results carry nothing beside their own members; statuses are the rows'.
+		const replies = new EraReplies({}, {});
+		/** A caller that goes away does not cancel (2025 spec): its call runs on, marked abandoned. */
+		const rules: EraRules = { onClosed: "abandon", replies, answerPort: deps.answerPort };
+		this.#methods = new MethodTable<LegacyCall>(replies, {
+			...BOTH_ERAS,
+			ping: msg => replies.result(msg.id, {}),
+			"tools/list": needsHost(deps.unavailable, "tools/list", msg => rpcResultJson(msg.id, toolsBlob())),
+			"tools/call": needsHost(deps.unavailable, "tools/call", (msg, { session, req, conn }) => {
+				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
+				return deps.calls.start(rules, { id: msg.id, params: msg.params, caller, req, conn });
+			}),
+		});
 	}
 
 	/**
@@ -47,10 +67,8 @@ export class LegacyMcp {
 			this.#d.sessions.delete(s.sid);
 			return new Response(null, { status: 204 });
 		}
-		const msg = await readMessage(req, MAX_BODY_BYTES);
+		const msg = await readMessage(req, MAX_BODY_BYTES, who);
 		if (msg instanceof Response) return msg;
-		const ended = identityEnded(who, "mcp");
-		if (ended) return ended;
 		if (msg.kind === "request" && msg.method === "initialize") return this.#initialize(msg.id, msg.params, who);
 		const session = this.#guardSession(req, who, msg.kind === "request" ? msg.id : null);
 		if (session instanceof Response) return session;
@@ -58,7 +76,7 @@ export class LegacyMcp {
 			this.#notification(msg, session);
 			return new Response(null, { status: 202 });
 		}
-		return this.#dispatch(msg, session, req, conn);
+		return this.#methods.dispatch(msg, { session, req, conn });
 	}
 
 	#guardSession(req: Request, who: Identity, id: RpcId | null = null): Session | Response {
@@ -91,27 +109,5 @@ export class LegacyMcp {
 		const requestId = msg.params?.requestId;
 		if (typeof requestId !== "string" && typeof requestId !== "number") return;
 		this.#d.calls.cancel(session.sid, requestId);
-	}
-
-	#dispatch(
-		msg: Extract<Envelope, { kind: "request" }>,
-		session: Session,
-		req: Request,
-		conn: Connection,
-	): Response | Promise<Response> {
-		switch (msg.method) {
-			case "ping":
-				return rpcResult(msg.id, {});
-			case "tools/list":
-			case "tools/call": {
-				const off = this.#d.unavailable(msg.method);
-				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
-				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsBlob());
-				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
-				return this.#d.calls.start(LEGACY_RULES, { id: msg.id, params: msg.params, caller, req, conn });
-			}
-			default:
-				return rpcError("method_not_found", msg.id);
-		}
 	}
 }

@@ -5,20 +5,27 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
+import { BOTH_ERAS } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
-import { rpcError, rpcErrorMessage, rpcResult, rpcResultJson } from "./errors.ts";
+import { type ErrorKind, rpcError, rpcResultJson } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
-import { identityEnded } from "./gate.ts";
+import { EraReplies, type HostMethod, type Method, MethodTable, needsHost } from "./methods.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
 import { taskAnswer, taskMethod } from "./task-answer.ts";
 import { declaresTasks, TASK_METHODS } from "./task-parse.ts";
 import { newTaskId, TASKS_EXTENSION } from "./task-wire.ts";
 import type { TaskStore } from "./tasks.ts";
 import { toolsListMemo } from "./tools-list.ts";
-import type { Connection, McpTool } from "./types.ts";
+import type { Clock, Connection, McpTool } from "./types.ts";
 
 /** The catalog changes only when the host's tools do, which no notification announces here. */
 const TOOLS_TTL_MS = 0;
+
+/** The era's own status for these rows (contract §13): a client's fault is an HTTP error, not a 200. @internal */
+export const MODERN_STATUS: Readonly<Partial<Record<ErrorKind, number>>> = {
+	invalid_params: 400,
+	method_not_found: 404,
+};
 
 export interface ModernDeps {
 	calls: CallTable;
@@ -26,37 +33,61 @@ export interface ModernDeps {
 	instructions: () => string;
 	listTools(): readonly McpTool[];
 	/** Why `tools/list` or `tools/call` cannot be served (a missing host fact), else null. */
-	unavailable(method: "tools/list" | "tools/call"): string | null;
+	unavailable(method: HostMethod): string | null;
+	/** Both eras' default answer: SSE when the call asks for progress, else JSON (answers.ts `streamOrJson`). */
+	answerPort: EraRules["answerPort"];
 	tasks: TaskStore;
+	/** The server's clock: the task window is timed on it. */
+	clock: Clock;
 	/** How long a declaring call runs before it becomes a task (TASK_WINDOW_MS; shorter in tests). */
 	taskWindowMs: number;
 }
 
+/** What every 2026-07-28 method gets besides its request: the caller (token, client), the request, its connection. */
+interface ModernCall {
+	who: Identity;
+	client: string | null;
+	req: Request;
+	conn: Connection;
+}
+
 export class ModernMcp {
-	readonly #d: ModernDeps;
-	/**
-	 * Closing the stream is the cancel; every result carries `resultType` and `_meta` serverInfo; a call
-	 * declaring the Tasks extension in its own `_meta` (contract §17) may be answered with a task handle.
-	 */
-	readonly #rules: EraRules;
-	readonly #toolsBlob: () => Blob;
+	readonly #methods: MethodTable<ModernCall>;
 
 	constructor(deps: ModernDeps) {
-		this.#d = deps;
 		const resultExtra = { resultType: "complete", _meta: { [META_SERVER_INFO]: deps.serverInfo } };
-		const answerPort = (params: Record<string, unknown> | undefined) =>
-			declaresTasks(params) ? taskAnswer(deps.tasks, newTaskId(), deps.taskWindowMs) : undefined;
-		this.#rules = { onClosed: "cancel", resultExtra, invalidParams: "modern_invalid_params", answerPort };
+		const replies = new EraReplies(MODERN_STATUS, resultExtra);
+		/**
+		 * Closing the stream is the cancel; a call declaring the Tasks extension in its own `_meta` (contract
+		 * §17) may be answered with a task handle.
+		 */
+		const rules: EraRules = {
+			onClosed: "cancel",
+			replies,
+			answerPort: (params, req) =>
+				declaresTasks(params)
+					? taskAnswer(deps.tasks, deps.clock, newTaskId(), deps.taskWindowMs)
+					: deps.answerPort(params, req),
+		};
 		const cache = { ttlMs: TOOLS_TTL_MS, cacheScope: "private" };
-		this.#toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
+		const toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
+		const task: Method<ModernCall> = (msg, { who }) => taskMethod(deps.tasks, who.tokenName, msg, replies);
+		this.#methods = new MethodTable<ModernCall>(replies, {
+			...BOTH_ERAS,
+			"server/discover": msg => replies.result(msg.id, discover(deps)),
+			"tools/list": needsHost(deps.unavailable, "tools/list", msg => rpcResultJson(msg.id, toolsBlob())),
+			"tools/call": needsHost(deps.unavailable, "tools/call", (msg, { who, client, req, conn }) => {
+				const caller = { sid: null, tokenName: who.tokenName, client };
+				return deps.calls.start(rules, { id: msg.id, params: msg.params, caller, req, conn });
+			}),
+			...Object.fromEntries(TASK_METHODS.map(name => [name, task])),
+		});
 	}
 
 	/** `who` is the caller's token; without sessions each call carries its name itself. */
 	async handle(req: Request, who: Identity, conn: Connection): Promise<Response> {
-		const msg = await readMessage(req, MAX_BODY_BYTES);
+		const msg = await readMessage(req, MAX_BODY_BYTES, who);
 		if (msg instanceof Response) return msg;
-		const ended = identityEnded(who, "mcp");
-		if (ended) return ended;
 		// The era defines no client notifications (a stream's close is the cancel): acknowledged, dropped.
 		if (msg.kind === "notification") return new Response(null, { status: 202 });
 		if (msg.kind === "response") return rpcError("invalid_request", msg.id);
@@ -67,33 +98,16 @@ export class ModernMcp {
 			name: h.get("mcp-name"),
 		});
 		if (!check.ok) return rpcError(check.kind, msg.id);
-		switch (msg.method) {
-			case "server/discover":
-				return rpcResult(msg.id, this.#discover());
-			case "tools/list":
-			case "tools/call": {
-				const off = this.#d.unavailable(msg.method);
-				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
-				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsBlob());
-				const caller = { sid: null, tokenName: who.tokenName, client: check.client };
-				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
-			}
-			default:
-				if (TASK_METHODS.includes(msg.method)) {
-					return taskMethod(this.#d.tasks, who.tokenName, msg, this.#rules.resultExtra);
-				}
-				return rpcError("modern_method_not_found", msg.id);
-		}
+		return this.#methods.dispatch(msg, { who, client: check.client, req, conn });
 	}
+}
 
-	#discover(): Record<string, unknown> {
-		return {
-			supportedVersions: SERVED_VERSIONS,
-			capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
-			instructions: this.#d.instructions(),
-			ttlMs: TOOLS_TTL_MS,
-			cacheScope: "private",
-			...this.#rules.resultExtra,
-		};
-	}
+function discover(deps: ModernDeps): Record<string, unknown> {
+	return {
+		supportedVersions: SERVED_VERSIONS,
+		capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
+		instructions: deps.instructions(),
+		ttlMs: TOOLS_TTL_MS,
+		cacheScope: "private",
+	};
 }

@@ -8,7 +8,8 @@
  * heartbeats and keep-alives beyond it are dropped; the final message always goes in.
  */
 
-import type { SseTimings } from "./types.ts";
+import { SYSTEM_CLOCK } from "./clock.ts";
+import type { Clock, SseTimings } from "./types.ts";
 
 export type { SseTimings } from "./types.ts";
 
@@ -39,150 +40,173 @@ export function acceptsEventStream(accept: string | null): boolean {
 	});
 }
 
-export interface SseCall {
-	response: Response;
-	/** The output so far (cumulative); sent as a throttled progress notification. */
-	progress(text: string): void;
-	/** The host stopped forwarding output: switch to elapsed-time heartbeats. */
-	backgrounded(): void;
-	/** Sends the final message (or nothing, for a cancelled call) and ends the stream. */
-	finish(final: unknown | null): Promise<void>;
-}
-
-export function openSseCall(progressToken: ProgressToken, timings: SseTimings = {}): SseCall {
-	const minInterval = timings.minIntervalMs ?? PROGRESS_MIN_INTERVAL_MS;
-	const keepaliveMs = timings.keepaliveMs ?? KEEPALIVE_MS;
-	const heartbeatMs = timings.heartbeatMs ?? HEARTBEAT_MS;
-	const now = timings.now ?? Date.now;
-	const started = now();
-	const encoder = new TextEncoder();
-	let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
-	let done = false;
-	let counter = 0;
-	let lastSent = 0;
-	let pending: string | null = null;
-	let flushTimer: ReturnType<typeof setTimeout> | null = null;
-	let backgrounded = false;
-	let lastOutput = started;
-	let lastBeat = started;
-	let lastKeepalive = started;
+/**
+ * One call's SSE stream, paced on `clock`: the ticker (heartbeats, keep-alives, output that waited for a
+ * slow reader) re-arms itself on the clock until the final message.
+ */
+export class SseStream {
+	readonly response: Response;
+	readonly #token: ProgressToken;
+	readonly #clock: Clock;
+	readonly #minInterval: number;
+	readonly #keepaliveMs: number;
+	readonly #heartbeatMs: number;
+	readonly #tickMs: number;
+	readonly #started: number;
+	readonly #encoder = new TextEncoder();
+	#controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+	#done = false;
+	#counter = 0;
+	#lastSent = 0;
+	#pending: string | null = null;
+	#cancelFlush: (() => void) | null = null;
+	#cancelTick: () => void = () => {};
+	#backgrounded = false;
+	#lastOutput: number;
+	#lastBeat: number;
+	#lastKeepalive: number;
 	/** A write found no room: nothing optional goes in until the client has read half the bound. */
-	let full = false;
-	const blocked = (): boolean => full && (controller?.desiredSize ?? 0) < SSE_QUEUE_MAX_BYTES / 2;
+	#full = false;
+
+	constructor(progressToken: ProgressToken, timings: SseTimings = {}, clock: Clock = SYSTEM_CLOCK) {
+		this.#token = progressToken;
+		this.#clock = clock;
+		this.#minInterval = timings.minIntervalMs ?? PROGRESS_MIN_INTERVAL_MS;
+		this.#keepaliveMs = timings.keepaliveMs ?? KEEPALIVE_MS;
+		this.#heartbeatMs = timings.heartbeatMs ?? HEARTBEAT_MS;
+		this.#tickMs = Math.max(10, Math.min(1000, this.#heartbeatMs / 5, this.#keepaliveMs / 5));
+		this.#started = clock.now();
+		this.#lastOutput = this.#lastBeat = this.#lastKeepalive = this.#started;
+		const stream = new ReadableStream<Uint8Array>(
+			{
+				start: c => {
+					this.#controller = c;
+				},
+				cancel: () => {
+					this.#controller = null;
+				},
+			},
+			new ByteLengthQueuingStrategy({ highWaterMark: SSE_QUEUE_MAX_BYTES }),
+		);
+		this.response = new Response(stream, {
+			status: 200,
+			headers: { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" },
+		});
+		// Open the stream with a comment so proxies and clients see headers and a first byte at once.
+		this.#write(": stream open\n\n", true);
+		this.#armTicker();
+	}
+
+	/** The output so far (cumulative); sent as a throttled progress notification. */
+	progress(text: string): void {
+		if (this.#done || this.#backgrounded) return;
+		this.#lastOutput = this.#clock.now();
+		this.#pending = text;
+		this.#schedule();
+	}
+
+	/** The host stopped forwarding output: switch to elapsed-time heartbeats. */
+	backgrounded(): void {
+		this.#backgrounded = true;
+	}
+
+	/** Sends the final message (or nothing, for a cancelled call) and ends the stream. */
+	async finish(final: unknown | null): Promise<void> {
+		if (this.#done) return;
+		if (this.#pending !== null && final !== null) {
+			const wait = this.#lastSent + this.#minInterval - this.#clock.now();
+			if (wait > 0) await new Promise<void>(r => this.#clock.after(wait, r));
+			this.#flush(true);
+		}
+		if (final !== null) this.#event(final, true);
+		this.#done = true;
+		this.#cancelFlush?.();
+		this.#cancelTick();
+		try {
+			this.#controller?.close();
+		} catch {}
+	}
+
+	#blocked(): boolean {
+		return this.#full && (this.#controller?.desiredSize ?? 0) < SSE_QUEUE_MAX_BYTES / 2;
+	}
 
 	/**
 	 * Enqueues `chunk`; unless `always`, only while the unread queue stays within the bound, or onto
 	 * an empty queue (one event larger than the bound: a huge progress token).
 	 */
-	const write = (chunk: string, always = false): boolean => {
-		if (done || controller === null || (!always && blocked())) return false;
-		full = false;
-		const room = controller.desiredSize ?? 0;
-		const bytes = encoder.encode(chunk);
+	#write(chunk: string, always = false): boolean {
+		const c = this.#controller;
+		if (this.#done || c === null || (!always && this.#blocked())) return false;
+		this.#full = false;
+		const room = c.desiredSize ?? 0;
+		const bytes = this.#encoder.encode(chunk);
 		if (!always && room < bytes.byteLength && room < SSE_QUEUE_MAX_BYTES) {
-			full = true;
+			this.#full = true;
 			return false;
 		}
 		try {
-			controller.enqueue(bytes);
+			c.enqueue(bytes);
 		} catch {
 			// The client went away: the call still finishes and is audited, only the stream is gone.
 		}
 		return true;
-	};
-	const event = (message: unknown, always = false): boolean => write(`data: ${JSON.stringify(message)}\n\n`, always);
-	const notify = (message: string, always = false): boolean => {
-		const sent = event(
-			{
-				jsonrpc: "2.0",
-				method: "notifications/progress",
-				params: { progressToken, progress: counter + 1, message },
-			},
-			always,
-		);
+	}
+
+	#event(message: unknown, always = false): boolean {
+		return this.#write(`data: ${JSON.stringify(message)}\n\n`, always);
+	}
+
+	#notify(message: string, always = false): boolean {
+		const params = { progressToken: this.#token, progress: this.#counter + 1, message };
+		const sent = this.#event({ jsonrpc: "2.0", method: "notifications/progress", params }, always);
 		if (sent) {
-			counter++;
-			lastSent = now();
+			this.#counter++;
+			this.#lastSent = this.#clock.now();
 		}
 		return sent;
-	};
-	/** Sends the latest output; when the queue is full it stays pending (retried by `schedule`). */
-	const flush = (always = false): void => {
-		flushTimer = null;
-		if (pending === null) return;
-		const text = pending;
-		pending = null;
-		if (!notify(tailBytes(text), always)) pending = text;
-	};
+	}
+
+	/** Sends the latest output; when the queue is full it stays pending (retried by `#schedule`). */
+	#flush(always = false): void {
+		this.#cancelFlush = null;
+		const text = this.#pending;
+		if (text === null) return;
+		this.#pending = null;
+		if (!this.#notify(tailBytes(text), always)) this.#pending = text;
+	}
+
 	/** Sends pending output now, or when the interval since the last notification has passed. */
-	const schedule = (): void => {
-		if (pending === null || flushTimer !== null || blocked()) return;
-		const wait = lastSent + minInterval - now();
-		if (wait <= 0) flush();
-		else flushTimer = setTimeout(() => flush(), wait);
-	};
-	const tick = (): void => {
+	#schedule(): void {
+		if (this.#pending === null || this.#cancelFlush !== null || this.#blocked()) return;
+		const wait = this.#lastSent + this.#minInterval - this.#clock.now();
+		if (wait <= 0) this.#flush();
+		else this.#cancelFlush = this.#clock.after(wait, () => this.#flush());
+	}
+
+	#armTicker(): void {
+		this.#cancelTick = this.#clock.after(this.#tickMs, () => {
+			this.#tick();
+			if (!this.#done) this.#armTicker();
+		});
+	}
+
+	#tick(): void {
 		// Output that waited for a slow reader goes out once there is room again.
-		schedule();
-		const t = now();
-		if (t - Math.max(lastOutput, lastBeat) >= heartbeatMs) {
-			lastBeat = t;
-			const secs = Math.round((t - started) / 1000);
-			notify(
-				backgrounded
+		this.#schedule();
+		const t = this.#clock.now();
+		if (t - Math.max(this.#lastOutput, this.#lastBeat) >= this.#heartbeatMs) {
+			this.#lastBeat = t;
+			const secs = Math.round((t - this.#started) / 1000);
+			this.#notify(
+				this.#backgrounded
 					? `still running after ${secs} s (the host backgrounded the command; its output comes with the result)`
 					: `still running after ${secs} s`,
 			);
 		}
-		if (t - Math.max(lastOutput, lastKeepalive) >= keepaliveMs) {
-			lastKeepalive = t;
-			write(": keepalive\n\n");
+		if (t - Math.max(this.#lastOutput, this.#lastKeepalive) >= this.#keepaliveMs) {
+			this.#lastKeepalive = t;
+			this.#write(": keepalive\n\n");
 		}
-	};
-	const ticker = setInterval(tick, Math.max(10, Math.min(1000, heartbeatMs / 5, keepaliveMs / 5)));
-
-	const stream = new ReadableStream<Uint8Array>(
-		{
-			start(c) {
-				controller = c;
-			},
-			cancel() {
-				controller = null;
-			},
-		},
-		new ByteLengthQueuingStrategy({ highWaterMark: SSE_QUEUE_MAX_BYTES }),
-	);
-	// Open the stream with a comment so proxies and clients see headers and a first byte at once.
-	write(": stream open\n\n", true);
-
-	return {
-		response: new Response(stream, {
-			status: 200,
-			headers: { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" },
-		}),
-		progress(text) {
-			if (done || backgrounded) return;
-			lastOutput = now();
-			pending = text;
-			schedule();
-		},
-		backgrounded() {
-			backgrounded = true;
-		},
-		async finish(final) {
-			if (done) return;
-			if (pending !== null && final !== null) {
-				const wait = lastSent + minInterval - now();
-				if (wait > 0) await new Promise(r => setTimeout(r, wait));
-				flush(true);
-			}
-			if (final !== null) event(final, true);
-			done = true;
-			if (flushTimer) clearTimeout(flushTimer);
-			clearInterval(ticker);
-			try {
-				controller?.close();
-			} catch {}
-		},
-	};
+	}
 }

@@ -5,21 +5,32 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { errorDetail } from "../text/error-text.ts";
+import { streamOrJson } from "./answers.ts";
 import { readMessage } from "./body.ts";
 import { CallTable, MAX_CALLS_IN_FLIGHT } from "./calls.ts";
 import { isClientAbort } from "./client-abort.ts";
+import { SYSTEM_CLOCK } from "./clock.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { eraOf, MAX_BODY_BYTES, SERVER_NAME, unsupportedData } from "./facts.ts";
-import { Gate, identityEnded, type Route, refuse } from "./gate.ts";
+import { Gate, type Route, recheck, refuse } from "./gate.ts";
 import { SLOT_KINDS, type SlotBounds, TokenHoldings } from "./holdings.ts";
 import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
 import { ModernMcp } from "./modern.ts";
+import { serveRoute } from "./route-kit.ts";
 import { MAX_SESSIONS, SessionTable } from "./sessions.ts";
 import { requestPath } from "./target.ts";
 import { TASK_WINDOW_MS } from "./task-wire.ts";
-import { SYSTEM_CLOCK, TaskStore } from "./tasks.ts";
-import type { BridgeDeps, Connection, InFlightCall, ServerOptions, SlotBound, SlotKind } from "./types.ts";
+import { TaskStore } from "./tasks.ts";
+import type {
+	BridgeDeps,
+	Connection,
+	InFlightCall,
+	RouteContext,
+	ServerOptions,
+	SlotBound,
+	SlotKind,
+} from "./types.ts";
 
 export type { ExtraRoute } from "./types.ts";
 
@@ -54,15 +65,15 @@ export class BridgeServer {
 	constructor(deps: BridgeDeps, opts: ServerOptions) {
 		this.#deps = deps;
 		this.#opts = opts;
-		const now = deps.now ?? Date.now;
+		const clock = deps.clock ?? SYSTEM_CLOCK;
 		this.#gate = new Gate(opts, deps.log);
 		const holdings = new TokenHoldings(slotBounds(opts), () => this.#gate.tokens.size);
 		this.holdings = holdings;
-		const calls = new CallTable(deps, opts.sse, holdings);
+		const calls = new CallTable(deps, holdings);
 		this.calls = calls;
-		this.tasks = new TaskStore({ clock: { now, after: SYSTEM_CLOCK.after }, holdings });
+		this.tasks = new TaskStore({ clock, holdings });
 		this.sessions = new SessionTable({
-			now,
+			clock,
 			holdings,
 			...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
 			onEnd: sid => calls.cancelSession(sid),
@@ -75,9 +86,12 @@ export class BridgeServer {
 			instructions: typeof text === "function" ? text : () => text,
 			listTools: () => deps.listTools(),
 			unavailable: (method: "tools/list" | "tools/call") => deps.unavailable?.(method) ?? null,
+			answerPort: (params: Record<string, unknown> | undefined, req: Request) =>
+				streamOrJson(params, req.headers.get("accept"), opts.sse, clock),
 		};
 		this.#legacy = new LegacyMcp({ ...mcp, sessions: this.sessions });
-		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, taskWindowMs: opts.taskWindowMs ?? TASK_WINDOW_MS });
+		const taskWindowMs = opts.taskWindowMs ?? TASK_WINDOW_MS;
+		this.#modern = new ModernMcp({ ...mcp, tasks: this.tasks, clock, taskWindowMs });
 	}
 
 	get inFlight(): ReadonlyMap<string, InFlightCall> {
@@ -174,27 +188,28 @@ export class BridgeServer {
 
 	/** -32022 naming the request's own id whenever its body is a readable request (null otherwise). */
 	async #unsupported(req: Request, header: string): Promise<Response> {
-		const msg = req.method === "POST" ? await readMessage(req, MAX_BODY_BYTES) : null;
+		// Only the id is read, to name it in the refusal: nothing acts on the message, so no re-check.
+		const msg = req.method === "POST" ? await readMessage(req, MAX_BODY_BYTES, null) : null;
 		const id = msg !== null && !(msg instanceof Response) && msg.kind === "request" ? msg.id : null;
 		return rpcErrorData("unsupported_protocol_version", id, unsupportedData(header));
 	}
 
 	#extra(req: Request, route: Route, who: Identity, conn: Connection): Response | Promise<Response> {
+		const handler = this.#opts.routes?.[route];
+		if (!handler) return notFound();
 		const sid = req.headers.get("mcp-session-id");
 		// Only a session this same token opened is named in the route's audit record.
 		const session = sid === null ? undefined : this.sessions.peek(sid);
 		const own = session?.secretDigest === who.secretDigest ? session : undefined;
-		const handler = this.#opts.routes?.[route];
-		return handler
-			? handler.handle(req, {
-					sid: own?.sid ?? null,
-					tokenName: who.tokenName,
-					client: own?.client ?? null,
-					conn,
-					...(who.ended ? { ended: who.ended } : {}),
-					recheck: () => identityEnded(who, route),
-					take: (kind, onEnd, joins) => this.holdings.take(kind, who, onEnd, joins),
-				})
-			: notFound();
+		const ctx: RouteContext = {
+			sid: own?.sid ?? null,
+			tokenName: who.tokenName,
+			client: own?.client ?? null,
+			conn,
+			...(who.ended ? { ended: who.ended } : {}),
+			recheck: () => recheck(who, route),
+			take: (kind, onEnd, joins) => this.holdings.take(kind, who, onEnd, joins),
+		};
+		return serveRoute(handler, req, ctx);
 	}
 }

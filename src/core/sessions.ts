@@ -7,8 +7,9 @@
  * is busy. Map insertion order is the recency list.
  */
 import { randomUUID } from "node:crypto";
+import { SYSTEM_CLOCK } from "./clock.ts";
 import { NO_SLOTS, TokenHoldings } from "./holdings.ts";
-import type { Refused, Slot, Taken } from "./types.ts";
+import type { Clock, Refused, Slot, Taken } from "./types.ts";
 
 export const MAX_SESSIONS = 64;
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
@@ -27,7 +28,7 @@ export interface Session {
 }
 
 export interface SessionOptions {
-	now?: () => number;
+	clock?: Pick<Clock, "now">;
 	max?: number;
 	ttlMs?: number;
 	/** Called for each session that ends (evicted, expired, deleted, revoked) so its calls can be cancelled. */
@@ -54,7 +55,7 @@ export class SessionTable {
 	readonly #isBusy: (sid: string) => boolean;
 
 	constructor(opts: SessionOptions = {}) {
-		this.#now = opts.now ?? Date.now;
+		this.#now = () => (opts.clock ?? SYSTEM_CLOCK).now();
 		this.#ttlMs = opts.ttlMs ?? SESSION_TTL_MS;
 		this.#onEnd = opts.onEnd ?? (() => {});
 		this.#isBusy = opts.isBusy ?? (() => false);

@@ -2,26 +2,32 @@
  * The Tasks extension's answers (contract §17): a declaring `tools/call` still running after its
  * window is answered with a task handle and runs on as the task; `tasks/get`, `tasks/update` and
  * `tasks/cancel` reach only the caller token's own tasks, another token's id answered exactly as an
- * unknown one. The window is timed on the store's clock.
+ * unknown one. The window is timed on the server's clock.
  */
 import { errorDetail } from "../text/error-text.ts";
 import { type AnswerPort, callResult, plainAnswer, type RunningCall } from "./answers.ts";
-import { errorObject, type RpcId, rpcError, rpcErrorData, rpcErrorMessage, rpcResult } from "./errors.ts";
+import { errorObject, rpcResult } from "./errors.ts";
+import type { EraReplies, RpcRequest } from "./methods.ts";
 import { abort } from "./run.ts";
 import { declaresTasks, parseTaskParams, REQUIRED_TASKS_DATA } from "./task-parse.ts";
 import { taskWire } from "./task-wire.ts";
 import type { TaskOutcome, TaskStore } from "./tasks.ts";
-import type { ToolCallOutcome } from "./types.ts";
+import type { Clock, ToolCallOutcome } from "./types.ts";
 
 /**
  * The answer of a declaring call: its own if it ends within `windowMs`; else the task handle under
  * `taskId`, the call going on as that task. A token with no room for another task gets the plain
  * answer when the call ends.
  */
-export function taskAnswer(store: TaskStore, taskId: string, windowMs: number): AnswerPort {
+export function taskAnswer(store: TaskStore, clock: Clock, taskId: string, windowMs: number): AnswerPort {
 	// Output before the task exists is kept, so the task starts with it.
 	let latest = "";
+	let detach: (taskId: string) => void = () => {};
+	const detached = new Promise<string>(resolve => {
+		detach = resolve;
+	});
 	return {
+		detached,
 		progress: text => {
 			latest = text;
 			store.progress(taskId, text);
@@ -29,12 +35,14 @@ export function taskAnswer(store: TaskStore, taskId: string, windowMs: number): 
 		async answer(r) {
 			const release = r.conn.holdOpen();
 			try {
-				const first = await withinWindow(store, windowMs, r.outcome);
-				if (first !== null) return plainAnswer(r.id, first.outcome, r.extra);
-				if (!becomeTask(store, taskId, r)) return plainAnswer(r.id, await r.outcome, r.extra);
+				const first = await withinWindow(clock, windowMs, r.outcome);
+				if (first !== null) return plainAnswer(r.id, first.outcome, r.era);
+				if (!becomeTask(store, taskId, r)) return plainAnswer(r.id, await r.outcome, r.era);
+				// From here on the call's records name the task, and closing the request's stream no longer cancels it.
+				detach(taskId);
 				store.progress(taskId, latest);
 				const task = store.get(r.call.tokenName, taskId);
-				return rpcResult(r.id, { ...(task && taskWire(task)), ...r.extra, resultType: "task" });
+				return rpcResult(r.id, { ...r.era.body(task && taskWire(task)), resultType: "task" });
 			} finally {
 				release();
 			}
@@ -42,10 +50,10 @@ export function taskAnswer(store: TaskStore, taskId: string, windowMs: number): 
 	};
 }
 
-/** The outcome if it comes within `ms` on the store's clock; null once the window closed first. */
-function withinWindow<T>(store: TaskStore, ms: number, outcome: Promise<T>): Promise<{ outcome: T } | null> {
+/** The outcome if it comes within `ms` on the server's clock; null once the window closed first. */
+function withinWindow<T>(clock: Clock, ms: number, outcome: Promise<T>): Promise<{ outcome: T } | null> {
 	return new Promise((resolve, reject) => {
-		const cancel = store.after(ms, () => resolve(null));
+		const cancel = clock.after(ms, () => resolve(null));
 		outcome.then(
 			o => {
 				cancel();
@@ -64,10 +72,8 @@ function becomeTask(store: TaskStore, taskId: string, r: RunningCall): boolean {
 	const { call } = r;
 	const info = { tokenName: call.tokenName, client: call.client, tool: call.tool, cancel: () => abort(call) };
 	if (!store.create(taskId, info)) return false;
-	// From here on the call's records name the task, and closing the request's stream no longer cancels it.
-	call.task = taskId;
 	r.outcome.then(
-		outcome => store.finish(taskId, taskOutcome(outcome, r.extra)),
+		outcome => store.finish(taskId, taskOutcome(outcome, r.era)),
 		err => {
 			r.log(`a2a-bridge: internal error in task ${taskId} ('${call.tool}'): ${errorDetail(err)}`);
 			store.finish(taskId, { status: "failed", error: errorObject("internal_error") });
@@ -76,30 +82,30 @@ function becomeTask(store: TaskStore, taskId: string, r: RunningCall): boolean {
 	return true;
 }
 
-function taskOutcome(outcome: ToolCallOutcome | null, extra: Readonly<Record<string, unknown>>): TaskOutcome {
+function taskOutcome(outcome: ToolCallOutcome | null, era: EraReplies): TaskOutcome {
 	if (outcome === null) return { status: "cancelled", message: "cancelled" };
 	if (outcome.invalidArgs !== undefined) {
 		return { status: "failed", error: errorObject("invalid_params", outcome.invalidArgs) };
 	}
-	return { status: "completed", result: callResult(outcome, extra) };
+	return { status: "completed", result: callResult(outcome, era) };
 }
 
 /** `tasks/get`, `tasks/update`, `tasks/cancel` for the token `tokenName`; the checks run in the order of docs/protocol.md. */
 export function taskMethod(
 	store: TaskStore,
 	tokenName: string,
-	msg: { id: RpcId; method: string; params: Record<string, unknown> | undefined },
-	extra: Readonly<Record<string, unknown>>,
+	msg: Pick<RpcRequest, "id" | "method" | "params">,
+	era: EraReplies,
 ): Response {
-	if (!declaresTasks(msg.params)) return rpcErrorData("missing_client_capability", msg.id, REQUIRED_TASKS_DATA);
+	if (!declaresTasks(msg.params)) return era.error("missing_client_capability", msg.id, undefined, REQUIRED_TASKS_DATA);
 	const p = parseTaskParams(msg.method, msg.params);
-	if (!p.ok) return rpcErrorMessage("modern_invalid_params", msg.id, p.message);
+	if (!p.ok) return era.error("invalid_params", msg.id, p.message);
 	if (msg.method === "tasks/get") {
 		const task = store.get(tokenName, p.taskId);
-		return task === undefined ? rpcError("task_not_found", msg.id) : rpcResult(msg.id, { ...taskWire(task), ...extra });
+		return task === undefined ? era.error("task_not_found", msg.id) : era.result(msg.id, taskWire(task));
 	}
 	const known =
 		msg.method === "tasks/cancel" ? store.cancel(tokenName, p.taskId) : store.get(tokenName, p.taskId) !== undefined;
 	// No task of this bridge ever asks for input, so a `tasks/update` has nothing to deliver: acknowledged.
-	return known ? rpcResult(msg.id, extra) : rpcError("task_not_found", msg.id);
+	return known ? era.result(msg.id, {}) : era.error("task_not_found", msg.id);
 }

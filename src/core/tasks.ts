@@ -6,6 +6,7 @@
  * its creation, a running one never. Time comes from the injected clock. How a task is spelled on
  * the wire is task-wire.ts; how a call becomes one, and the `tasks/*` methods, task-answer.ts.
  */
+import { SYSTEM_CLOCK } from "./clock.ts";
 import { errorObject, type RpcErrorObject } from "./errors.ts";
 import { NO_SLOTS, type SlotBounds, TokenHoldings } from "./holdings.ts";
 import type { Clock, Slot } from "./types.ts";
@@ -63,15 +64,6 @@ const DEFAULT_LIMITS: TaskLimits = {
 	keepAfterEndMs: TASK_KEEP_AFTER_END_MS,
 };
 
-/** The process's own clock: `Date.now` and `setTimeout`. */
-export const SYSTEM_CLOCK: Clock = {
-	now: () => Date.now(),
-	after: (ms, fn) => {
-		const timer = setTimeout(fn, ms);
-		return () => clearTimeout(timer);
-	},
-};
-
 /** A registry of its own for a store made without the server's (unit tests): tasks only, bounded here. */
 const TASKS_ONLY: SlotBounds = { ...NO_SLOTS, tasks: null };
 
@@ -79,19 +71,14 @@ export class TaskStore {
 	readonly #byId = new Map<string, TaskRecord>();
 	/** Each kept task's slot in the registry of what tokens hold (core/holdings.ts): revocation ends it there. */
 	readonly #slots = new Map<string, Slot>();
-	readonly #clock: Clock;
+	readonly #clock: Pick<Clock, "now">;
 	readonly #limits: TaskLimits;
 	readonly #holdings: TokenHoldings;
 
-	constructor(opts: { clock?: Clock; limits?: Partial<TaskLimits>; holdings?: TokenHoldings } = {}) {
+	constructor(opts: { clock?: Pick<Clock, "now">; limits?: Partial<TaskLimits>; holdings?: TokenHoldings } = {}) {
 		this.#clock = opts.clock ?? SYSTEM_CLOCK;
 		this.#limits = { ...DEFAULT_LIMITS, ...opts.limits };
 		this.#holdings = opts.holdings ?? new TokenHoldings(TASKS_ONLY, () => 1);
-	}
-
-	/** Runs `fn` once, `ms` from now on the store's clock (a call's window); the returned function cancels it. */
-	after(ms: number, fn: () => void): () => void {
-		return this.#clock.after(ms, fn);
 	}
 
 	/**

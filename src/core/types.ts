@@ -46,10 +46,12 @@ export interface SseTimings {
 	minIntervalMs?: number;
 	keepaliveMs?: number;
 	heartbeatMs?: number;
-	now?: () => number;
 }
 
-/** Time as a part sees it, injected so tests move it by hand instead of waiting. */
+/**
+ * Time as every part sees it (sessions, calls, the task window, SSE pacing, the audit), injected once so
+ * tests move it by hand instead of waiting; core/clock.ts has the process's own.
+ */
 export interface Clock {
 	now(): number;
 	/** Runs `fn` once, `ms` from now; the returned function cancels it. */
@@ -148,7 +150,8 @@ export interface BridgeDeps {
 	audit?: CallAudit;
 	/** One line to host stderr (never stdout: that is the host's rpc channel). */
 	log(line: string): void;
-	now?: () => number;
+	/** The server's one clock (core/clock.ts `SYSTEM_CLOCK` when absent). */
+	clock?: Clock;
 }
 
 /**
@@ -174,6 +177,8 @@ export interface Connection {
 /** What an extra route gets besides the request: who is calling, and the connection it came on. */
 export interface RouteContext extends CallerInfo {
 	conn: Connection;
+	/** The body the pipeline read under the route's body duty (`ExtraRoute.body`); absent for GET, HEAD and streams. */
+	body?: Uint8Array;
 	/** Aborts when the caller's secret is revoked or rotated away (contract §16): a running transfer stops. */
 	ended?: AbortSignal;
 	/** The identity checked again (contract §16): the 401 a new request would get once the secret is gone. */
@@ -188,6 +193,11 @@ export interface RouteContext extends CallerInfo {
 /** Extra authenticated routes (`/blob`, `/host-llm`) plugged in by their own modules. */
 export interface ExtraRoute {
 	methods: readonly string[];
+	/**
+	 * Applied by default (route-kit `serveRoute`): a non-GET body read within `max` (`refuse`: the 413), the caller
+	 * re-checked once it is in (§16), the bytes as `ctx.body`. Opt out by name: `"stream"` (then `watchIdentity`).
+	 */
+	body: { max: number; refuse: (code: "body_too_large", message: string) => Response } | "stream";
 	/** The bounds of the slot kinds the route takes (e.g. `/blob`: uploads, downloads). */
 	bounds?: Partial<Record<SlotKind, SlotBound>>;
 	handle(req: Request, ctx: RouteContext): Promise<Response>;

@@ -1,6 +1,6 @@
 /** `/host-llm`: the HTTP face of the takeover switch (contract §8), built from the route kit. */
 
-import { readRouteBody, refusalsOf } from "../core/route-kit.ts";
+import { refusalsOf } from "../core/route-kit.ts";
 import type { ExtraRoute } from "../core/types.ts";
 import type { Takeover } from "./takeover.ts";
 
@@ -21,13 +21,13 @@ export function createHostLlmRoute(
 ): ExtraRoute {
 	return {
 		methods: ["GET", "POST"],
+		// The pipeline reads the toggle's body within the bound and checks the caller once it is in.
+		body: { max: MAX_TOGGLE_BYTES, refuse },
 		async handle(req, ctx) {
 			if (req.method === "GET") return Response.json(takeover.state());
-			const bytes = await readRouteBody(req, ctx, MAX_TOGGLE_BYTES, refuse);
-			if (bytes instanceof Response) return bytes;
 			let body: unknown;
 			try {
-				body = JSON.parse(new TextDecoder().decode(bytes));
+				body = JSON.parse(new TextDecoder().decode(ctx.body));
 			} catch {
 				return refuse("invalid_body", 'body must be JSON: {"enabled": true|false}');
 			}

@@ -1,5 +1,5 @@
 /** A route context as the server fills it (src/core/server.ts #extra), for calling a route's `handle` directly. */
-import { identityEnded } from "../../src/core/gate.ts";
+import { recheck } from "../../src/core/gate.ts";
 import { SLOT_KINDS, type SlotBounds, TokenHoldings } from "../../src/core/holdings.ts";
 import { NO_CONNECTION } from "../../src/core/idle.ts";
 import type { RouteContext } from "../../src/core/types.ts";
@@ -19,7 +19,7 @@ export function routeCtx(
 	const ctx: RouteContext = {
 		take: (kind, onEnd, joins) => holdings.take(kind, base, onEnd, joins),
 		...base,
-		recheck: () => identityEnded(base, "/route"),
+		recheck: () => recheck(base, "/route"),
 	};
 	return ctx;
 }

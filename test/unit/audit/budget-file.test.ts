@@ -50,8 +50,8 @@ describe("one token's budget across 1-4 bridges arriving and leaving on one audi
 			const path = join(dir, `audit-${seed}.log`);
 			const next = rng(seed);
 			let t = Date.UTC(2026, 0, 1);
-			const now = () => new Date(t);
-			const open = (): AuditLog => createAuditLog({ path, log: () => {}, now });
+			const clock = { now: () => t };
+			const open = (): AuditLog => createAuditLog({ path, log: () => {}, clock });
 			let bridges = [open()];
 			const earlier: string[] = [];
 			for (let i = 0; i < 10; i++) {

@@ -51,7 +51,7 @@ describe("one token at its maximum rate for an hour (the real budget and log)", 
 	test("every kind, 10 tries a second for 3,600 s -> every earlier record of every token in place; the token wrote at most its hour", async () => {
 		const path = join(dir, "audit.log");
 		let t = Date.UTC(2026, 0, 1);
-		const log = createAuditLog({ path, log: () => {}, now: () => new Date(t) });
+		const log = createAuditLog({ path, log: () => {}, clock: { now: () => t } });
 		const earlier: string[] = [];
 		for (const token of ["owner", "ci"]) {
 			for (let i = 0; i < 20; i++) {
@@ -120,7 +120,7 @@ describe("TokenBudget", () => {
 		const t = Date.UTC(2026, 0, 1);
 		const budget = new TokenBudget(() => t, 100_000, 1);
 		const path = join(dir, "audit.log");
-		const log = createAuditLog({ path, log: () => {}, now: () => new Date(t), budget });
+		const log = createAuditLog({ path, log: () => {}, clock: { now: () => t }, budget });
 		const c = { id: "c1", sid: null, tokenName: "ci", tool: "read", args: { path: "/etc/hosts" } };
 		expect(log.calls.admit(c)).toBe(0);
 		expect(levelOf(budget, "ci", 100_000, 1)).toBeLessThan(100_000);
@@ -164,7 +164,7 @@ describe("generated record mixes (issue 38 item 9, class 3)", () => {
 				const budget = new TokenBudget(() => t, BURST, RATE);
 				const seconds = ops.reduce((s, o) => s + o.dt, 0) / 1000;
 				expect((BURST + seconds * RATE) * TOKENS.length).toBeLessThan(kept(MAX_BYTES));
-				const log = createAuditLog({ path, log: () => {}, maxBytes: MAX_BYTES, now: () => new Date(t), budget });
+				const log = createAuditLog({ path, log: () => {}, maxBytes: MAX_BYTES, clock: { now: () => t }, budget });
 				const ran = new Map<string, number>();
 				const refused = new Map<string, number>(TOKENS.map(n => [n, 0]));
 				const refuse = (token: string) => refused.set(token, (refused.get(token) ?? 0) + 1);

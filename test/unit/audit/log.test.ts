@@ -54,7 +54,7 @@ describe("createAuditLog records", () => {
 
 	test("start and done -> JSONL with fields in order ts,id,sid,phase,tool,(isError),args[,cancelled]", async () => {
 		const p = join(dir, "audit.log");
-		const log = createAuditLog({ path: p, log: () => {}, now: () => FIXED_DATE });
+		const log = createAuditLog({ path: p, log: () => {}, clock: { now: () => FIXED_DATE.getTime() } });
 		await log.calls.start({ id: "id-1", sid: SID, tool: "bash", args: { command: "ls" } });
 		await log.calls.done({ id: "id-1", sid: SID, tool: "bash", args: { command: "ls" }, isError: false });
 		await log.calls.done({ id: "id-2", sid: SID, tool: "bash", args: {}, isError: true, cancelled: true });
@@ -166,7 +166,12 @@ describe("createAuditLog rotation", () => {
 		const p = join(dir, "audit.log");
 		const maxBytes = 1000;
 		const said: string[] = [];
-		const log = createAuditLog({ path: p, log: l => said.push(l), maxBytes, now: () => FIXED_DATE });
+		const log = createAuditLog({
+			path: p,
+			log: l => said.push(l),
+			maxBytes,
+			clock: { now: () => FIXED_DATE.getTime() },
+		});
 		for (let i = 0; i < 200; i++) await log.calls.start(record(i));
 		for (const g of ["", ".1", ".2", ".3"]) {
 			expect(existsSync(`${p}${g}`)).toBe(true);
@@ -185,10 +190,10 @@ describe("createAuditLog rotation", () => {
 
 	test("burst of 500 concurrent start+done pairs with room for 1000 records -> zero lost, every start has its done", async () => {
 		const p = join(dir, "audit.log");
-		const now = () => FIXED_DATE;
+		const clock = { now: () => FIXED_DATE.getTime() };
 		// Size one record of each phase with the same shapes the burst writes.
 		const probe = join(dir, "probe.log");
-		const sizer = createAuditLog({ path: probe, log: () => {}, now });
+		const sizer = createAuditLog({ path: probe, log: () => {}, clock });
 		const sample = { id: crypto.randomUUID(), sid: SID, tool: "bash", args: { n: 9999 } };
 		await sizer.calls.start(sample);
 		await sizer.calls.done({ ...sample, isError: false });
@@ -196,7 +201,7 @@ describe("createAuditLog rotation", () => {
 		// 260 lines per file x 4 files >= 1000 records, and the burst still rotates three times.
 		const maxBytes = 260 * lineBytes;
 		const said: string[] = [];
-		const log = createAuditLog({ path: p, log: l => said.push(l), maxBytes, now });
+		const log = createAuditLog({ path: p, log: l => said.push(l), maxBytes, clock });
 		await Promise.all(
 			Array.from({ length: 500 }, async (_, n) => {
 				const c = { id: crypto.randomUUID(), sid: SID, tool: "bash", args: { n: 1000 + n } };
@@ -319,7 +324,7 @@ describe("refusals coalesced per token (contract §16, issue 20 item 5)", () => 
 	test("2,000 refused calls in one second -> 2 records; every earlier record stays in the file, nothing rotated", async () => {
 		const p = join(dir, "audit.log");
 		let t = FIXED_DATE.getTime();
-		const log = createAuditLog({ path: p, log: () => {}, maxBytes: 64 * 1024, now: () => new Date(t) });
+		const log = createAuditLog({ path: p, log: () => {}, maxBytes: 64 * 1024, clock: { now: () => t } });
 		for (let i = 0; i < 20; i++) {
 			await log.calls.start({ id: `real-${i}`, sid: SID, tool: "read", args: { path: `/f${i}` }, tokenName: "ci" });
 			await log.calls.done({
@@ -370,7 +375,7 @@ describe("refusals coalesced per token (contract §16, issue 20 item 5)", () => 
 	test("each token has its own window; a refusal after the window opens a new one", async () => {
 		const p = join(dir, "audit.log");
 		let t = FIXED_DATE.getTime();
-		const log = createAuditLog({ path: p, log: () => {}, now: () => new Date(t) });
+		const log = createAuditLog({ path: p, log: () => {}, clock: { now: () => t } });
 		const r = (tokenName: string, id: string) =>
 			log.calls.refused({ id, sid: null, tokenName, tool: "x", args: {}, reason: "not exposed" });
 		r("a", "a1");

@@ -60,9 +60,9 @@ describe("attack2 rule 4: one token on two bridges sharing one audit path", () =
 	test("the real budget and log: the owner's earlier records survive one token flooding both bridges for an hour", async () => {
 		const path = join(dir, "audit.log");
 		let t = Date.UTC(2026, 0, 1);
-		const now = () => new Date(t);
+		const clock = { now: () => t };
 		// Two bridge processes: each its own log writer and its own (default) per-token budget, on one path.
-		const bridges = [0, 1].map(() => createAuditLog({ path, log: () => {}, now }));
+		const bridges = [0, 1].map(() => createAuditLog({ path, log: () => {}, clock }));
 		const earlier: string[] = [];
 		for (let i = 0; i < 10; i++) {
 			const c = { id: `owner-${i}`, sid: null, tokenName: "owner", tool: "read", args: { path: `/x-${i}` } };

@@ -34,7 +34,7 @@ function setup(burst: number) {
 	const log = createAuditLog({
 		path,
 		log: () => {},
-		now: () => new Date(t.now),
+		clock: { now: () => t.now },
 		budget: new TokenBudget(() => t.now, burst, 100),
 	});
 	const route = createBlobRoute({

@@ -309,6 +309,30 @@ describe("createBlobRoute (handle without a socket)", () => {
 		expect(existsSync(join(dir, "cwd", "fresh"))).toBe(false);
 	});
 
+	test("a PUT whose secret ends mid-body -> 400 client_disconnected, the old file kept (the kit's watch, issue 41)", async () => {
+		writeFileSync(join(dir, "cwd", "kept"), "old");
+		const holdings = new TokenHoldings({ ...NO_SLOTS, uploads: 4 }, () => 1);
+		const { body, push } = pushBody();
+		const put = route.handle(
+			new Request("http://127.0.0.1:9/blob?path=kept", { method: "PUT", body }),
+			routeCtx({}, holdings),
+		);
+		push.enqueue(new TextEncoder().encode("new "));
+		const staged = () => readdirSync(join(dir, "cwd")).filter(n => n.startsWith(".a2a-staging-"));
+		await waitFor("the first bytes staged", () => staged().some(n => statSync(join(dir, "cwd", n)).size > 0));
+		holdings.endToken("owner", "revoked");
+		push.enqueue(new TextEncoder().encode("bytes"));
+		push.close();
+		const res = await put;
+		expect(res.status).toBe(400);
+		// Stopped by the watch when the body was in, not later by the digest's own guard ("… while the upload was hashed").
+		expect(await res.json()).toMatchObject({
+			code: "client_disconnected",
+			error: expect.stringContaining("stopped: token revoked or rotated; 9 bytes are staged"),
+		});
+		expect(readFileSync(join(dir, "cwd", "kept"), "utf8")).toBe("old");
+	});
+
 	test("POST or GET on a directory -> 400 is_directory", async () => {
 		for (const m of ["POST", "GET", "HEAD"]) {
 			const res = await call(m, "path=~", m === "POST" ? "x" : null);

@@ -11,6 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { ERRORS, routeError, rpcError } from "../../../src/core/errors.ts";
+import { MODERN_STATUS } from "../../../src/core/modern.ts";
+import { serveRoute } from "../../../src/core/route-kit.ts";
 import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import type { Takeover } from "../../../src/takeover/takeover.ts";
 import { markdownTable } from "../../helpers/docs.ts";
@@ -39,6 +41,13 @@ describe("docs/protocol.md ## Errors = ERRORS in src/core/errors.ts", () => {
 			expect(code(doc?.message)).toBe(row.message);
 		});
 	}
+
+	test("the 2026-07-28 HTTP column = the era's own statuses (MODERN_STATUS), both ways", () => {
+		const documented = Object.fromEntries(
+			rows.filter(r => (r["2026-07-28 HTTP"] ?? "") !== "").map(r => [code(r.kind), Number(r["2026-07-28 HTTP"])]),
+		);
+		expect(documented).toEqual({ ...MODERN_STATUS });
+	});
 
 	test("each row's Response carries what the table says (both shapes)", async () => {
 		for (const [kind, row] of Object.entries(ERRORS) as Array<
@@ -108,7 +117,7 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 	} as unknown as Takeover;
 	const route = createHostLlmRoute(takeover);
 	const post = (body: string) =>
-		route.handle(new Request("http://127.0.0.1/host-llm", { method: "POST", body }), routeCtx());
+		serveRoute(route, new Request("http://127.0.0.1/host-llm", { method: "POST", body }), routeCtx());
 
 	test("every refusal the route gives is a documented row, and every documented row is given", async () => {
 		const answers = await Promise.all(
@@ -116,7 +125,8 @@ describe("docs/protocol.md /host-llm refusals = what createHostLlmRoute answers"
 		);
 		// A caller whose audit budget is spent (contract §19).
 		const spent = createHostLlmRoute(takeover, () => 5000);
-		const refusedByBudget = await spent.handle(
+		const refusedByBudget = await serveRoute(
+			spent,
 			new Request("http://127.0.0.1/host-llm", { method: "POST", body: '{"enabled": false}' }),
 			routeCtx(),
 		);

@@ -49,6 +49,7 @@ afterAll(() => {
 function noted(route: ExtraRoute, extra: string[]): ExtraRoute {
 	return {
 		methods: route.methods,
+		body: route.body,
 		handle: (req, ctx) => {
 			extra.push(req.method);
 			return route.handle(req, ctx);

@@ -4,8 +4,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { BridgeServer } from "../../../src/core/server.ts";
-import type { CallAudit, ServerOptions, ToolCallRequest } from "../../../src/core/types.ts";
+import type { CallAudit, Clock, ServerOptions, ToolCallRequest } from "../../../src/core/types.ts";
 import { pushableBody } from "../../helpers/body.ts";
+import { manualClock } from "../../helpers/clock.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 const TOKEN = "modern-unit-token-0123456789abcdefghijklmn";
@@ -18,7 +19,7 @@ const ENVELOPE = {
 
 type Done = Parameters<CallAudit["done"]>[0];
 
-function harness(sse?: ServerOptions["sse"]) {
+function harness(sse?: ServerOptions["sse"], clock?: Clock) {
 	const calls: ToolCallRequest[] = [];
 	const dones: Done[] = [];
 	const server = new BridgeServer(
@@ -35,6 +36,7 @@ function harness(sse?: ServerOptions["sse"]) {
 			},
 			audit: { start: async () => {}, done: async c => void dones.push(c) },
 			log: () => {},
+			...(clock ? { clock } : {}),
 		},
 		{ ownerSecret: TOKEN, bindHost: "127.0.0.1", isLoopbackBind: true, allowedOrigins: [], ...(sse ? { sse } : {}) },
 	);
@@ -179,8 +181,9 @@ describe("2026-07-28 through handle()", () => {
 		await pending;
 	});
 
-	test("a silent SSE call gets keep-alive comments until it ends", async () => {
-		const h = harness({ keepaliveMs: 20, heartbeatMs: 60_000 });
+	test("a silent SSE call gets keep-alive comments until it ends (on the server's clock, no real wait)", async () => {
+		const clock = manualClock();
+		const h = harness({ keepaliveMs: 20, heartbeatMs: 60_000 }, clock);
 		const ac = new AbortController();
 		const res = await h.server.handle(
 			modern(
@@ -190,7 +193,13 @@ describe("2026-07-28 through handle()", () => {
 			),
 		);
 		expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+		// The stream's ticker runs on the clock handed to the server (BridgeDeps.clock).
+		expect(clock.pending()).toBeGreaterThan(0);
+		clock.advance(19);
 		const reader = res.body?.getReader();
+		const opened = new TextDecoder().decode((await reader?.read())?.value);
+		expect(opened).not.toContain(": keepalive");
+		clock.advance(1);
 		let text = "";
 		const decoder = new TextDecoder();
 		while (!text.includes(": keepalive")) {

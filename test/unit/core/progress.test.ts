@@ -1,6 +1,18 @@
 import { describe, expect, test } from "bun:test";
-import { acceptsEventStream, openSseCall, SSE_QUEUE_MAX_BYTES, tailBytes } from "../../../src/core/progress.ts";
-import { waitFor } from "../../helpers/wait.ts";
+import {
+	acceptsEventStream,
+	SSE_QUEUE_MAX_BYTES,
+	SseStream,
+	type SseTimings,
+	tailBytes,
+} from "../../../src/core/progress.ts";
+import { manualClock } from "../../helpers/clock.ts";
+
+/** A stream on a clock the test moves by hand: no test here waits on real time. */
+function open(token: string | number, timings: SseTimings) {
+	const clock = manualClock();
+	return { call: new SseStream(token, timings, clock), clock };
+}
 
 async function readAll(res: Response): Promise<string> {
 	return await res.text();
@@ -59,9 +71,9 @@ describe("acceptsEventStream", () => {
 	}
 });
 
-describe("openSseCall", () => {
+describe("SseStream", () => {
 	test("progress values strictly increase, final message last, nothing after it", async () => {
-		const call = openSseCall("t1", { minIntervalMs: 0, heartbeatMs: 10_000, keepaliveMs: 10_000 });
+		const { call } = open("t1", { minIntervalMs: 0, heartbeatMs: 10_000, keepaliveMs: 10_000 });
 		call.progress("a\n");
 		call.progress("a\nb\n");
 		await call.finish({ jsonrpc: "2.0", id: 1, result: { content: [], isError: false } });
@@ -73,11 +85,16 @@ describe("openSseCall", () => {
 	});
 
 	test("updates faster than the interval are coalesced; the latest is always delivered", async () => {
-		const call = openSseCall(7, { minIntervalMs: 50, heartbeatMs: 10_000, keepaliveMs: 10_000 });
+		const { call, clock } = open(7, { minIntervalMs: 50, heartbeatMs: 10_000, keepaliveMs: 10_000 });
 		const out = reading(call.response);
 		for (let i = 1; i <= 20; i++) call.progress(`line${i}`);
+		clock.advance(49);
+		await Bun.sleep(0);
+		expect(out.text()).not.toContain('"line20"');
 		// The latest update goes out once the interval has passed, before any final response.
-		await waitFor("line20 on the stream", () => out.text().includes('"line20"'), { seen: out.text });
+		clock.advance(1);
+		await Bun.sleep(0);
+		expect(out.text()).toContain('"line20"');
 		await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
 		const ev = events(await out.done).filter(e => e.method === "notifications/progress");
 		expect(ev.length).toBe(2);
@@ -86,25 +103,28 @@ describe("openSseCall", () => {
 	});
 
 	test("a pending update is flushed before the final response", async () => {
-		const call = openSseCall(1, { minIntervalMs: 200, heartbeatMs: 10_000, keepaliveMs: 10_000 });
+		const { call, clock } = open(1, { minIntervalMs: 200, heartbeatMs: 10_000, keepaliveMs: 10_000 });
 		call.progress("first");
 		call.progress("second");
-		await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
+		const finished = call.finish({ jsonrpc: "2.0", id: 1, result: {} });
+		// The final message waits for the interval on the clock, then the pending update goes first.
+		clock.advance(200);
+		await finished;
 		const msgs = events(await readAll(call.response)).map(e => e.params?.message ?? "final");
 		expect(msgs).toEqual(["first", "second", "final"]);
 	});
 
 	test("silence -> heartbeats with elapsed time and keep-alive comments", async () => {
-		const call = openSseCall(1, { minIntervalMs: 0, heartbeatMs: 30, keepaliveMs: 45 });
+		const { call, clock } = open(1, { minIntervalMs: 0, heartbeatMs: 30, keepaliveMs: 45 });
 		const out = reading(call.response);
 		const beatsIn = (raw: string) => raw.split("still running after").length - 1;
-		await waitFor(
-			"a keep-alive and two heartbeats",
-			() => out.text().includes(": keepalive") && beatsIn(out.text()) >= 2,
-			{
-				seen: out.text,
-			},
-		);
+		clock.advance(29);
+		await Bun.sleep(0);
+		expect(beatsIn(out.text())).toBe(0);
+		clock.advance(71);
+		await Bun.sleep(0);
+		expect(out.text()).toContain(": keepalive");
+		expect(beatsIn(out.text())).toBe(3);
 		await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
 		const raw = await out.done;
 		expect(raw).toContain(": keepalive\n\n");
@@ -113,11 +133,13 @@ describe("openSseCall", () => {
 	});
 
 	test("backgrounded -> heartbeats say so and later output is ignored", async () => {
-		const call = openSseCall(1, { minIntervalMs: 0, heartbeatMs: 20, keepaliveMs: 10_000 });
+		const { call, clock } = open(1, { minIntervalMs: 0, heartbeatMs: 20, keepaliveMs: 10_000 });
 		const out = reading(call.response);
 		call.backgrounded();
 		call.progress("ignored");
-		await waitFor("a heartbeat", () => out.text().includes("backgrounded"), { seen: out.text });
+		clock.advance(20);
+		await Bun.sleep(0);
+		expect(out.text()).toContain("backgrounded");
 		await call.finish({ jsonrpc: "2.0", id: 1, result: {} });
 		const ev = events(await out.done).filter(e => e.method);
 		expect(ev.length).toBeGreaterThanOrEqual(1);
@@ -125,7 +147,7 @@ describe("openSseCall", () => {
 	});
 
 	test("finish(null) for a cancelled call ends the stream without a response", async () => {
-		const call = openSseCall(1, { minIntervalMs: 0, heartbeatMs: 10_000, keepaliveMs: 10_000 });
+		const { call } = open(1, { minIntervalMs: 0, heartbeatMs: 10_000, keepaliveMs: 10_000 });
 		call.progress("x");
 		await call.finish(null);
 		const ev = events(await readAll(call.response));
@@ -142,7 +164,7 @@ describe("openSseCall", () => {
 				.reduce((n, b) => n + Buffer.byteLength(b) + 2, 0);
 
 		test("10,000 updates, nothing read: at most the bound is queued, then the latest and the result", async () => {
-			const call = openSseCall("big", quiet);
+			const { call } = open("big", quiet);
 			for (let i = 1; i <= 10_000; i++) call.progress(line(i));
 			await call.finish({ jsonrpc: "2.0", id: 9, result: { content: [], isError: false } });
 			const raw = await readAll(call.response);
@@ -159,7 +181,7 @@ describe("openSseCall", () => {
 		});
 
 		test("the output that waited goes out once the client has read (at the next tick at the latest)", async () => {
-			const call = openSseCall("wait", quiet);
+			const { call, clock } = open("wait", quiet);
 			for (let i = 1; i <= 1_000; i++) call.progress(line(i));
 			const reader = call.response.body?.getReader();
 			if (!reader) throw new Error("no body");
@@ -167,6 +189,8 @@ describe("openSseCall", () => {
 			let seen = "";
 			// Bounded: the queue holds < 100 events, so the latest must show up well within 10,000 reads.
 			for (let reads = 0; reads < 10_000 && !seen.includes(`"message":"1000:`); reads++) {
+				// One tick of the ticker (every 1 s here) per read: the waiting output goes out at a tick once there is room.
+				clock.advance(1000);
 				const r = await reader.read();
 				if (r.done) break;
 				seen += decoder.decode(r.value, { stream: true });
@@ -177,19 +201,10 @@ describe("openSseCall", () => {
 		});
 
 		test("heartbeats and keep-alives beyond the bound are dropped; the result still comes", async () => {
-			let clock = 0;
-			let ticks = 0;
-			const now = () => {
-				ticks++;
-				return clock;
-			};
-			const call = openSseCall("hb", { minIntervalMs: 0, heartbeatMs: 50, keepaliveMs: 50, now });
+			const { call, clock } = open("hb", { minIntervalMs: 0, heartbeatMs: 50, keepaliveMs: 50 });
 			for (let i = 1; i <= 1_000; i++) call.progress(line(i));
-			clock += 60_000;
-			const seenTicks = ticks;
-			// The ticker reads the clock each round (every 10 ms here): wait for a few rounds, bounded.
-			for (let i = 0; i < 500 && ticks < seenTicks + 5; i++) await Bun.sleep(10);
-			expect(ticks).toBeGreaterThanOrEqual(seenTicks + 5);
+			// A minute of ticks (every 10 ms) with nothing read: each heartbeat and keep-alive finds the queue full.
+			clock.advance(60_000);
 			await call.finish({ jsonrpc: "2.0", id: 2, result: {} });
 			const raw = await readAll(call.response);
 			expect(raw.includes(": keepalive")).toBe(false);
@@ -198,7 +213,7 @@ describe("openSseCall", () => {
 		});
 
 		test("a progress token so large that one notification exceeds the bound: only the last output and the result", async () => {
-			const call = openSseCall("t".repeat(SSE_QUEUE_MAX_BYTES), quiet);
+			const { call } = open("t".repeat(SSE_QUEUE_MAX_BYTES), quiet);
 			for (let i = 1; i <= 50; i++) call.progress(line(i));
 			await call.finish({ jsonrpc: "2.0", id: 3, result: {} });
 			const ev = events(await readAll(call.response));

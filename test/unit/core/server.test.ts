@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_CALLS_IN_FLIGHT } from "../../../src/core/calls.ts";
+import { SYSTEM_CLOCK } from "../../../src/core/clock.ts";
 import { MAX_BODY_BYTES } from "../../../src/core/facts.ts";
 import { NO_CONNECTION } from "../../../src/core/idle.ts";
 import { BridgeServer } from "../../../src/core/server.ts";
@@ -96,7 +97,7 @@ function makeServer(o: HarnessOptions = {}): Harness {
 			...(o.auditAdmit ? { admit: o.auditAdmit } : {}),
 		},
 		log: line => h.logs.push(line),
-		now: () => h.clock.t,
+		clock: { now: () => h.clock.t, after: SYSTEM_CLOCK.after },
 	};
 	const server = new BridgeServer(deps, {
 		ownerSecret: TOKEN,
@@ -1225,6 +1226,7 @@ describe("BridgeServer extra routes", () => {
 		const seen: Array<string | null> = [];
 		const blob: ExtraRoute = {
 			methods: ["GET", "POST"],
+			body: "stream",
 			handle: async (_req, ctx) => {
 				seen.push(ctx.sid);
 				return new Response("blob ok");
@@ -1271,6 +1273,7 @@ describe("BridgeServer extra routes", () => {
 	test("extra route whose handler throws -> 500 {error, code}, detail only in the log", async () => {
 		const boom: ExtraRoute = {
 			methods: ["GET"],
+			body: "stream",
 			handle: async () => {
 				throw new Error("secret detail");
 			},
@@ -1395,6 +1398,7 @@ describe("BridgeServer named tokens", () => {
 				routes: {
 					"/x": {
 						methods: ["GET"],
+						body: "stream",
 						handle: async (_r, c) => {
 							seen.push(c);
 							return new Response("ok");
@@ -1516,6 +1520,7 @@ describe("BridgeServer connection handle", () => {
 		const seen: Connection[] = [];
 		const route: ExtraRoute = {
 			methods: ["GET"],
+			body: "stream",
 			handle: async (_r, c) => {
 				seen.push(c.conn);
 				return new Response("ok");

@@ -24,7 +24,7 @@ function makeTable(
 ) {
 	const clock = { t: 1_000_000 };
 	const ended: string[] = [];
-	const table = new SessionTable({ now: () => clock.t, ...opts, onEnd: sid => ended.push(sid) });
+	const table = new SessionTable({ clock: { now: () => clock.t }, ...opts, onEnd: sid => ended.push(sid) });
 	return { table, clock, ended };
 }
 

@@ -5,6 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import type { RunningCall } from "../../../src/core/answers.ts";
 import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
+import { EraReplies } from "../../../src/core/methods.ts";
+import { MODERN_STATUS } from "../../../src/core/modern.ts";
 import { abort, runCall } from "../../../src/core/run.ts";
 import { taskAnswer, taskMethod } from "../../../src/core/task-answer.ts";
 import { declaresTasks, parseTaskParams } from "../../../src/core/task-parse.ts";
@@ -256,7 +258,7 @@ describe("task-answer: a declaring call and its window", () => {
 			cancelled: false,
 		};
 		const logs: string[] = [];
-		const r: RunningCall = { id: 1, call, outcome, extra, conn, log: l => logs.push(l) };
+		const r: RunningCall = { id: 1, call, outcome, era: new EraReplies({}, extra), conn, log: l => logs.push(l) };
 		return { r, call, holds, logs, settle, fail, tasks };
 	}
 	const setup = () => {
@@ -272,7 +274,7 @@ describe("task-answer: a declaring call and its window", () => {
 
 	test("a call that ends within the window gets its plain answer; no task, the window timer cancelled", async () => {
 		const { clock, r, settle, tasks, holds } = setup();
-		const res = taskAnswer(tasks, "t1", 1000).answer(r);
+		const res = taskAnswer(tasks, clock, "t1", 1000).answer(r);
 		expect(holds.open).toBe(1);
 		clock.advance(999);
 		settle(OUT);
@@ -281,28 +283,35 @@ describe("task-answer: a declaring call and its window", () => {
 		expect(clock.pending()).toBe(0);
 		expect(holds.open).toBe(0);
 	});
-	test("the window is timed on the store's clock: the handle comes at windowMs, not a tick before", async () => {
-		const { clock, r, tasks, call, holds } = setup();
+	test("the window is timed on the server's clock: the handle comes at windowMs, not a tick before", async () => {
+		const { clock, r, tasks, holds } = setup();
 		let answered = false;
-		const res = Promise.resolve(taskAnswer(tasks, "t2", 60_000).answer(r)).finally(() => {
+		const port = taskAnswer(tasks, clock, "t2", 60_000);
+		let detachedAs: string | undefined;
+		port.detached?.then(id => {
+			detachedAs = id;
+		});
+		const res = Promise.resolve(port.answer(r)).finally(() => {
 			answered = true;
 		});
 		clock.advance(59_999);
 		await flush();
 		expect(answered).toBe(false);
+		expect(detachedAs).toBeUndefined();
 		clock.advance(1);
 		await flush();
 		expect(answered).toBe(true);
 		const got = await body(res);
 		expect(got.result).toMatchObject({ resultType: "task", taskId: "t2", status: "working" });
 		expect("task" in got.result || "result" in got.result).toBe(false);
-		expect(call.task).toBe("t2");
+		// The port hands the run its detach: the call goes on as the task without its request.
+		expect(detachedAs).toBe("t2");
 		// The handle is sent: the connection's idle timer is back on while the task runs on.
 		expect(holds.open).toBe(0);
 	});
 	test("output before the task existed is its first statusMessage", async () => {
 		const { clock, r, tasks } = setup();
-		const port = taskAnswer(tasks, "t3", 10);
+		const port = taskAnswer(tasks, clock, "t3", 10);
 		port.progress?.("step 1");
 		port.progress?.("step 2");
 		const res = Promise.resolve(port.answer(r));
@@ -311,7 +320,7 @@ describe("task-answer: a declaring call and its window", () => {
 	});
 	test("the bridge's own failure after the window ends the task failed with internal_error, logged", async () => {
 		const { clock, r, tasks, fail, logs } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t4", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t4", 5).answer(r));
 		clock.advance(5);
 		await res;
 		fail(new Error("boom"));
@@ -322,7 +331,7 @@ describe("task-answer: a declaring call and its window", () => {
 	});
 	test("a tool error that ends after the window is completed with isError, not failed", async () => {
 		const { clock, r, tasks, settle } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t5", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t5", 5).answer(r));
 		clock.advance(5);
 		await res;
 		settle({ content: [{ type: "text", text: "exit 3" }], isError: true });
@@ -332,7 +341,7 @@ describe("task-answer: a declaring call and its window", () => {
 	});
 	test("arguments the tool refused after the window: failed with invalid_params naming them", async () => {
 		const { clock, r, tasks, settle } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t6", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t6", 5).answer(r));
 		clock.advance(5);
 		await res;
 		settle({ content: [], isError: true, invalidArgs: "invalid arguments for tool 'bash': x" });
@@ -343,18 +352,24 @@ describe("task-answer: a declaring call and its window", () => {
 	test("a token with no room for another task gets the plain answer when the call ends", async () => {
 		const clock = manualClock();
 		const tasks = new TaskStore({ clock, limits: { maxPerToken: 0 } });
-		const { r, settle, call, holds } = running(tasks);
-		const res = Promise.resolve(taskAnswer(tasks, "t7", 5).answer(r));
+		const { r, settle, holds } = running(tasks);
+		const port = taskAnswer(tasks, clock, "t7", 5);
+		let detached = false;
+		port.detached?.then(() => {
+			detached = true;
+		});
+		const res = Promise.resolve(port.answer(r));
 		clock.advance(5);
 		await flush();
 		expect(holds.open).toBe(1);
 		settle(OUT);
 		expect((await body(res)).result).toEqual({ ...OUT, ...extra });
-		expect(call.task).toBeUndefined();
+		await flush();
+		expect(detached).toBe(false);
 	});
 	test("tasks/cancel stops the task's call (its abort), once", async () => {
 		const { clock, r, tasks, call } = setup();
-		const res = Promise.resolve(taskAnswer(tasks, "t8", 5).answer(r));
+		const res = Promise.resolve(taskAnswer(tasks, clock, "t8", 5).answer(r));
 		clock.advance(5);
 		await res;
 		expect(tasks.cancel("owner", "t8")).toBe(true);
@@ -363,7 +378,6 @@ describe("task-answer: a declaring call and its window", () => {
 	test("closing the request's stream cancels a call until it became a task, never after", async () => {
 		const closing = async (task: string | undefined) => {
 			const { call } = running(new TaskStore());
-			call.task = task;
 			const closed = new AbortController();
 			let stop: () => void = () => {};
 			const run = runCall(
@@ -380,9 +394,10 @@ describe("task-answer: a declaring call and its window", () => {
 					caller: { sid: null, tokenName: "owner", client: null },
 					take: () => ({ ok: false, code: "all", why: "no registry in this test", held: 0 }),
 					closed: closed.signal,
-					leave: () => {},
+					detached: task === undefined ? undefined : Promise.resolve(task),
 				},
 			);
+			await flush();
 			closed.abort();
 			stop();
 			await run;
@@ -398,26 +413,27 @@ describe("task-answer: a declaring call and its window", () => {
 
 describe("task-answer: tasks/* methods", () => {
 	const extra = { resultType: "complete" };
+	const era = new EraReplies(MODERN_STATUS, extra);
 	test("tasks/* without the declaration -> -32021 with requiredCapabilities; unknown id -> -32602; other token same", async () => {
 		const s = new TaskStore();
 		s.create("mine", { tokenName: "owner", client: null, tool: "t", cancel: () => {} });
 		const msg = (method: string, params: Record<string, unknown>) => ({ id: 5, method, params });
-		const undeclared = taskMethod(s, "owner", msg("tasks/get", { taskId: "mine" }), extra);
+		const undeclared = taskMethod(s, "owner", msg("tasks/get", { taskId: "mine" }), era);
 		expect(undeclared.status).toBe(400);
 		expect(((await undeclared.json()) as { error: unknown }).error).toEqual({
 			code: -32021,
 			message: "missing required client capability",
 			data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
 		});
-		const unknown = await taskMethod(s, "owner", msg("tasks/get", { taskId: "nope", ...declared }), extra).text();
-		const foreign = await taskMethod(s, "ci", msg("tasks/get", { taskId: "mine", ...declared }), extra).text();
+		const unknown = await taskMethod(s, "owner", msg("tasks/get", { taskId: "nope", ...declared }), era).text();
+		const foreign = await taskMethod(s, "ci", msg("tasks/get", { taskId: "mine", ...declared }), era).text();
 		expect(JSON.parse(unknown).error.code).toBe(-32602);
 		expect(foreign).toBe(unknown);
 		for (const m of ["tasks/cancel", "tasks/update"]) {
-			expect(await taskMethod(s, "ci", msg(m, { taskId: "mine", ...declared }), extra).text()).toBe(unknown);
+			expect(await taskMethod(s, "ci", msg(m, { taskId: "mine", ...declared }), era).text()).toBe(unknown);
 		}
 		expect(s.get("owner", "mine")?.status).toBe("working");
-		const ack = await taskMethod(s, "owner", msg("tasks/cancel", { taskId: "mine", ...declared }), extra).json();
+		const ack = await taskMethod(s, "owner", msg("tasks/cancel", { taskId: "mine", ...declared }), era).json();
 		expect(ack).toEqual({ jsonrpc: "2.0", id: 5, result: extra });
 	});
 });

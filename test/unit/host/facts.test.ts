@@ -4,6 +4,7 @@
  * and what the fact carries is refused by name (tools/list, tools/call, the takeover) or still served.
  */
 import { describe, expect, test } from "bun:test";
+import { serveRoute } from "../../../src/core/route-kit.ts";
 import { BridgeServer } from "../../../src/core/server.ts";
 import type { ToolCallRequest } from "../../../src/core/types.ts";
 import { statusText } from "../../../src/host/commands.ts";
@@ -235,7 +236,8 @@ describe("host facts (issue 40 item 1)", () => {
 			const takeoverHost = new FakeHost();
 			takeoverHost.unavailable = () => refusalFor(checks, "takeover");
 			const route = createHostLlmRoute(new Takeover(takeoverHost, () => {}));
-			const res = await route.handle(
+			const res = await serveRoute(
+				route,
 				new Request("http://127.0.0.1:9/host-llm", { method: "POST", body: '{"enabled":false}' }),
 				routeCtx(),
 			);

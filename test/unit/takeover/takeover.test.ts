@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { AuditRecord } from "../../../src/audit/record.ts";
+import { serveRoute } from "../../../src/core/route-kit.ts";
 import {
 	bypassesFetch,
 	CLAIM_API_KEY,
@@ -364,7 +365,7 @@ describe("Takeover.toggle", () => {
 describe("createHostLlmRoute", () => {
 	const post = (body: string) => new Request("http://127.0.0.1/host-llm", { method: "POST", body });
 	const call = async (takeover: Takeover, req: Request, sid: string | null = null) => {
-		const res = await createHostLlmRoute(takeover).handle(req, routeCtx({ sid }));
+		const res = await serveRoute(createHostLlmRoute(takeover), req, routeCtx({ sid }));
 		return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 	};
 
