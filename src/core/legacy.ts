@@ -29,11 +29,11 @@ export interface LegacyDeps {
 
 export class LegacyMcp {
 	readonly #d: LegacyDeps;
-	readonly #toolsBlob: () => Blob;
+	readonly #toolsJson: () => Uint8Array;
 
 	constructor(deps: LegacyDeps) {
 		this.#d = deps;
-		this.#toolsBlob = toolsListMemo(() => deps.listTools());
+		this.#toolsJson = toolsListMemo(() => deps.listTools());
 	}
 
 	/**
@@ -106,7 +106,7 @@ export class LegacyMcp {
 			case "tools/call": {
 				const off = this.#d.unavailable(msg.method);
 				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
-				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsBlob());
+				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsJson());
 				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
 				return this.#d.calls.start(LEGACY_RULES, { id: msg.id, params: msg.params, caller, req, conn });
 			}

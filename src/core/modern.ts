@@ -39,7 +39,7 @@ export class ModernMcp {
 	 * declaring the Tasks extension in its own `_meta` (contract §17) may be answered with a task handle.
 	 */
 	readonly #rules: EraRules;
-	readonly #toolsBlob: () => Blob;
+	readonly #toolsJson: () => Uint8Array;
 
 	constructor(deps: ModernDeps) {
 		this.#d = deps;
@@ -48,7 +48,7 @@ export class ModernMcp {
 			declaresTasks(params) ? taskAnswer(deps.tasks, newTaskId(), deps.taskWindowMs) : undefined;
 		this.#rules = { onClosed: "cancel", resultExtra, invalidParams: "modern_invalid_params", answerPort };
 		const cache = { ttlMs: TOOLS_TTL_MS, cacheScope: "private" };
-		this.#toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
+		this.#toolsJson = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
 	}
 
 	/** `who` is the caller's token; without sessions each call carries its name itself. */
@@ -74,7 +74,7 @@ export class ModernMcp {
 			case "tools/call": {
 				const off = this.#d.unavailable(msg.method);
 				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
-				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsBlob());
+				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsJson());
 				const caller = { sid: null, tokenName: who.tokenName, client: check.client };
 				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
 			}
