@@ -4,7 +4,7 @@
  * its own (a 2 × 2, plus the real bridge), in rotated rounds. Beside each rate: the serving process's CPU time
  * per request or per GiB (`/proc/<pid>/stat`), and the client's, which a busy machine distorts far less than
  * wall time. Not part of `bun run bench`; alone: `bun bench/place.ts` (PLACE_ROUNDS, PLACE_MIB, PLACE_LISTS,
- * PLACE_SESSIONS, PLACE_PARTS=list,get, PLACE_PROFILE).
+ * PLACE_SESSIONS, PLACE_PARTS=list,get,eras, PLACE_PROFILE, PLACE_HOST_ENV).
  */
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -24,12 +24,17 @@ const PROBE = join(import.meta.dir, "probe-ext.ts");
 const LOAD = join(import.meta.dir, "load.ts");
 const TICK_US = 1e6 / 100;
 
-/** User + system CPU of a process so far, in µs (clock ticks of 10 ms: sum over long runs only). */
-function cpuUs(pid: number): number {
+const statFields = (pid: number): string[] => {
 	const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-	const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+	return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+};
+/** User + system CPU of a process so far, in µs (clock ticks of 10 ms: sum over long runs only). */
+const cpuUs = (pid: number): number => {
+	const f = statFields(pid);
 	return (Number(f[11]) + Number(f[12])) * TICK_US;
-}
+};
+/** Minor page faults of a process so far: memory the kernel had to map (and zero) on first touch. */
+const faults = (pid: number): number => Number(statFields(pid)[7]);
 
 /** One workload in a child process: its output, and the child's own CPU time (µs). */
 async function loadWithCpu(w: Workload): Promise<{ out: Record<string, unknown>; clientUs: number }> {
@@ -53,12 +58,12 @@ interface Side {
 
 // PLACE_PROFILE=<dir>: the host writes a Bun CPU profile (.cpuprofile and .md) there when it stops.
 const profile = process.env.PLACE_PROFILE;
-const host = await Host.start({
-	args: ["-e", PROBE],
-	...(profile
-		? { env: { BUN_OPTIONS: `--cpu-prof --cpu-prof-md --cpu-prof-interval=200 --cpu-prof-dir=${profile}` } }
-		: {}),
-});
+// PLACE_HOST_ENV='{"NAME":"value"}': extra environment for the host (e.g. allocator options, for an A/B).
+const hostEnv: Record<string, string> = {
+	...(JSON.parse(process.env.PLACE_HOST_ENV ?? "{}") as Record<string, string>),
+	...(profile ? { BUN_OPTIONS: `--cpu-prof --cpu-prof-md --cpu-prof-interval=200 --cpu-prof-dir=${profile}` } : {}),
+};
+const host = await Host.start({ args: ["-e", PROBE], env: hostEnv });
 const children: Array<{ stop(): Promise<void> }> = [];
 try {
 	const catalog = (await writeHostCatalog(host)).path;
@@ -113,16 +118,30 @@ try {
 	for (let r = 0; r < ROUNDS; r++) {
 		for (const n of PARTS.includes("list") ? SESSIONS : [])
 			for (const s of rotate(sides, r)) {
-				const c0 = cpuUs(s.pid);
+				const [c0, f0] = [cpuUs(s.pid), faults(s.pid)];
 				const { out, clientUs } = await loadWithCpu(rpc(s, LISTS, n));
 				const serverUs = (cpuUs(s.pid) - c0) / LISTS;
+				const perReq = (faults(s.pid) - f0) / LISTS;
+				put(`list×${n} server faults ${s.name}`, perReq);
 				put(`list×${n} rps ${s.name}`, out.rps as number);
 				put(`list×${n} server µs ${s.name}`, serverUs);
 				put(`list×${n} client µs ${s.name}`, clientUs / LISTS);
 				console.log(
-					`  round ${r + 1} list×${n} ${s.name.padEnd(20)} ${(out.rps as number).toFixed(0).padStart(6)} req/s  server ${serverUs.toFixed(1)} µs/req  client ${(clientUs / LISTS).toFixed(1)} µs/req`,
+					`  round ${r + 1} list×${n} ${s.name.padEnd(20)} ${(out.rps as number).toFixed(0).padStart(6)} req/s  server ${serverUs.toFixed(1)} µs/req ${perReq.toFixed(1)} faults/req  client ${(clientUs / LISTS).toFixed(1)} µs/req`,
 				);
 			}
+		// The two eras' tools/list ×32 against the real bridge, alternating slices as bench/mcp.ts does.
+		for (const modern of PARTS.includes("eras") ? rotate([false, true, true, false], r) : []) {
+			const era = modern ? "2026-07-28" : "2025";
+			const c0 = cpuUs(hp);
+			const { out } = await loadWithCpu({ ...rpc(sides[0] as Side, LISTS, 32), ...(modern ? { modern: true } : {}) });
+			const serverUs = (cpuUs(hp) - c0) / LISTS;
+			put(`list×32 ${era} rps`, out.rps as number);
+			put(`list×32 ${era} server µs`, serverUs);
+			console.log(
+				`  round ${r + 1} list×32 ${era.padEnd(10)} ${(out.rps as number).toFixed(0)} req/s  host ${serverUs.toFixed(1)} µs/req`,
+			);
+		}
 		for (const s of PARTS.includes("get") ? rotate(sides, r) : []) {
 			Bun.spawnSync(["sync"]);
 			const c0 = cpuUs(s.pid);
