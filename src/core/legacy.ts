@@ -6,7 +6,7 @@ import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
-import { type RpcId, rpcError, rpcErrorMessage, rpcResult, rpcResultJson } from "./errors.ts";
+import { type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MAX_BODY_BYTES, type ServerInfo } from "./facts.ts";
 import { identityEnded } from "./gate.ts";
 import type { Envelope } from "./jsonrpc.ts";
@@ -29,11 +29,11 @@ export interface LegacyDeps {
 
 export class LegacyMcp {
 	readonly #d: LegacyDeps;
-	readonly #toolsJson: () => Uint8Array;
+	readonly #toolsList: (id: RpcId) => Response;
 
 	constructor(deps: LegacyDeps) {
 		this.#d = deps;
-		this.#toolsJson = toolsListMemo(() => deps.listTools());
+		this.#toolsList = toolsListMemo(() => deps.listTools());
 	}
 
 	/**
@@ -106,7 +106,7 @@ export class LegacyMcp {
 			case "tools/call": {
 				const off = this.#d.unavailable(msg.method);
 				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
-				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsJson());
+				if (msg.method === "tools/list") return this.#toolsList(msg.id);
 				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
 				return this.#d.calls.start(LEGACY_RULES, { id: msg.id, params: msg.params, caller, req, conn });
 			}

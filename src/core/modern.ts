@@ -6,7 +6,7 @@
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
 import type { CallTable, EraRules } from "./calls.ts";
-import { rpcError, rpcErrorMessage, rpcResult, rpcResultJson } from "./errors.ts";
+import { type RpcId, rpcError, rpcErrorMessage, rpcResult } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
 import { identityEnded } from "./gate.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
@@ -39,7 +39,7 @@ export class ModernMcp {
 	 * declaring the Tasks extension in its own `_meta` (contract §17) may be answered with a task handle.
 	 */
 	readonly #rules: EraRules;
-	readonly #toolsJson: () => Uint8Array;
+	readonly #toolsList: (id: RpcId) => Response;
 
 	constructor(deps: ModernDeps) {
 		this.#d = deps;
@@ -48,7 +48,7 @@ export class ModernMcp {
 			declaresTasks(params) ? taskAnswer(deps.tasks, newTaskId(), deps.taskWindowMs) : undefined;
 		this.#rules = { onClosed: "cancel", resultExtra, invalidParams: "modern_invalid_params", answerPort };
 		const cache = { ttlMs: TOOLS_TTL_MS, cacheScope: "private" };
-		this.#toolsJson = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
+		this.#toolsList = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
 	}
 
 	/** `who` is the caller's token; without sessions each call carries its name itself. */
@@ -74,7 +74,7 @@ export class ModernMcp {
 			case "tools/call": {
 				const off = this.#d.unavailable(msg.method);
 				if (off !== null) return rpcErrorMessage("host_fact_missing", msg.id, off);
-				if (msg.method === "tools/list") return rpcResultJson(msg.id, this.#toolsJson());
+				if (msg.method === "tools/list") return this.#toolsList(msg.id);
 				const caller = { sid: null, tokenName: who.tokenName, client: check.client };
 				return this.#d.calls.start(this.#rules, { id: msg.id, params: msg.params, caller, req, conn });
 			}

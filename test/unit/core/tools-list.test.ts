@@ -14,12 +14,12 @@ const CATALOG: McpTool[] = [
 	},
 ];
 
-function server(): BridgeServer {
+function server(listTools: () => McpTool[] = () => CATALOG): BridgeServer {
 	return new BridgeServer(
 		{
 			version: "1",
 			instructions: "",
-			listTools: () => CATALOG,
+			listTools,
 			callTool: async () => ({ content: [], isError: false }),
 			audit: { start: async () => {}, done: async () => {} },
 			log: () => {},
@@ -37,13 +37,13 @@ async function session(s: BridgeServer): Promise<string> {
 }
 
 /** The answer's exact bytes against the one canonical serialization of what it says. */
-async function expectCanonical(res: Response, id: unknown): Promise<Record<string, unknown>> {
+async function expectCanonical(res: Response, id: unknown, tools = CATALOG): Promise<Record<string, unknown>> {
 	const bytes = new Uint8Array(await res.arrayBuffer());
 	const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
 	const parsed = JSON.parse(text) as { result: Record<string, unknown> };
 	expect(text).toBe(JSON.stringify({ jsonrpc: "2.0", id, result: parsed.result }));
 	expect(bytes.length).toBe(Buffer.byteLength(text));
-	expect(parsed.result.tools).toEqual(CATALOG);
+	expect(parsed.result.tools).toEqual(tools);
 	return parsed.result;
 }
 
@@ -65,4 +65,26 @@ describe("tools/list answer bytes", () => {
 			expect(Object.keys(result)).toEqual(["tools", "ttlMs", "cacheScope", "resultType", "_meta"]);
 		});
 	}
+
+	test("answers built back to back and read afterwards keep each its own id (one buffer serves them all)", async () => {
+		const s = server();
+		const sid = await session(s);
+		const list = (id: number) =>
+			s.handle(post({ "mcp-session-id": sid }, { jsonrpc: "2.0", id, method: "tools/list" }));
+		const answers = await Promise.all([list(1), list(22), list(333)]);
+		for (const [i, id] of [1, 22, 333].entries()) await expectCanonical(answers[i] as Response, id);
+	});
+
+	test("a catalog that grows past the buffer, then shrinks -> the exact bytes of each list", async () => {
+		const small: McpTool[] = [{ name: "a", description: "", inputSchema: { type: "object" } }];
+		let current = small;
+		const s = server(() => current);
+		const sid = await session(s);
+		const list = () => s.handle(post({ "mcp-session-id": sid }, { jsonrpc: "2.0", id: 5, method: "tools/list" }));
+		await expectCanonical(await list(), 5, small);
+		current = CATALOG;
+		await expectCanonical(await list(), 5, CATALOG);
+		current = small;
+		await expectCanonical(await list(), 5, small);
+	});
 });
