@@ -12,6 +12,7 @@ import {
 	copyFileSync,
 	mkdtempSync,
 	openSync,
+	readdirSync,
 	readFileSync,
 	rmSync,
 	statSync,
@@ -45,6 +46,21 @@ const statusKiB = (pid: number, field: "VmHWM" | "VmRSS"): number => {
 	if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
 	return Number(m[1]);
 };
+
+/** CPU ms so far of a process's main thread and of all its other threads (each thread's stat under /proc). */
+function threadCpuMs(pid: number): { main: number; others: number } {
+	const out = { main: 0, others: 0 };
+	for (const tid of readdirSync(`/proc/${pid}/task`)) {
+		try {
+			const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+			const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+			out[Number(tid) === pid ? "main" : "others"] += (Number(f[11]) + Number(f[12])) * 10;
+		} catch {
+			// The thread ended meanwhile.
+		}
+	}
+	return out;
+}
 
 /** Resets the peak to the current RSS (Linux `clear_refs` 5), so boot-time peaks cannot hide growth. */
 function resetPeak(pid: number): boolean {
@@ -166,6 +182,16 @@ export async function runBlobBench(rounds = KNOBS.rounds, mib = KNOBS.blobMiB): 
 			fig[key] ??= [];
 			fig[key].push(x);
 		};
+		const threads: Record<string, Array<[number, number]>> = {};
+		/** A plain GET, with the serving process's CPU by thread kept (where the GET row's gap goes). */
+		const plainGet = async (key: string, pid: number, url: string, headers: Record<string, string>) => {
+			const before = threadCpuMs(pid);
+			put(key, await down(url, headers));
+			const after = threadCpuMs(pid);
+			if (warming) return;
+			threads[key] ??= [];
+			threads[key].push([after.main - before.main, after.others - before.others]);
+		};
 		/** Runs `fn` while sampling the host's RSS every 5 ms (VmHWM is updated lazily and can miss a short peak). */
 		const sampled = async <T>(fn: () => Promise<T>): Promise<T> => {
 			const timer = setInterval(() => (rssPeak = Math.max(rssPeak, statusKiB(pid, "VmRSS"))), 5);
@@ -196,7 +222,7 @@ export async function runBlobBench(rounds = KNOBS.rounds, mib = KNOBS.blobMiB): 
 							put("bridge-warm", await down(bridgeUrl(f("bu")), { ...owner, ...wantDigest }, srcRepr));
 						}),
 				],
-				["bridge GET", () => sampled(async () => put("bridge-get", await down(bridgeUrl(src), owner)))],
+				["bridge GET", () => sampled(() => plainGet("bridge-get", pid, bridgeUrl(src), owner))],
 				[
 					"bridge GET + Want-Repr-Digest, cold",
 					() =>
@@ -234,7 +260,7 @@ export async function runBlobBench(rounds = KNOBS.rounds, mib = KNOBS.blobMiB): 
 					async () =>
 						put("bare-put-bunwrite-hash", await up(bareUrl("up", f("ub"), "how=bunwrite-hash"), "PUT", {}, f("ub"))),
 				],
-				["bare GET", async () => put("bare-get", await down(bareUrl("down", src, "digest=none"), {}))],
+				["bare GET", () => plainGet("bare-get", b.pid, bareUrl("down", src, "digest=none"), {})],
 				[
 					"bare GET, hash then send",
 					async () => put("bare-cold", await down(bareUrl("down", cold, "digest=cold"), {}, srcRepr)),
@@ -346,7 +372,12 @@ export async function runBlobBench(rounds = KNOBS.rounds, mib = KNOBS.blobMiB): 
 			),
 		];
 		const mb = (ms: number) => (size / 1e6 / (ms / 1000)).toFixed(0);
+		const cpuNote = (key: string) => {
+			const xs = threads[key] ?? [];
+			return `main thread ${median(xs.map(x => x[0])).toFixed(0)} ms, other threads ${median(xs.map(x => x[1])).toFixed(0)} ms (${xs.map(x => `${x[0]}+${x[1]}`).join(", ")})`;
+		};
 		const notes = [
+			`/blob plain GET, the server's CPU per transfer (median; each round main+others, ms): bridge (the host) ${cpuNote("bridge-get")}; bare ${cpuNote("bare-get")}`,
 			`/blob: local file copy (copyFileSync, page cache) ${copyMs.map(mb).join(", ")} MB/s; host VmHWM ${(hwmBoot / 1024).toFixed(1)} MiB after boot, ${isReset ? "reset to the current RSS" : "not resettable, kept"} after a warm-up of every path (${WARM_MIB} MiB each: ${(hwmBefore / 1024).toFixed(1)} MiB); 1-minute load ${loadBefore.toFixed(2)} before the transfers, ${loadAfter.toFixed(2)} after`,
 		];
 		return { rows, notes };

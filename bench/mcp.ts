@@ -45,7 +45,7 @@ const statusMiB = (pid: number, field: "VmRSS" | "VmHWM"): number => {
 };
 
 /** Runs `/bench-probe` in the host and reads the line it writes to stderr. */
-async function probe<T>(host: Host, spec: Record<string, unknown>): Promise<T> {
+export async function probe<T>(host: Host, spec: Record<string, unknown>): Promise<T> {
 	const tag = crypto.randomUUID();
 	await host.command(`/bench-probe ${tag} ${JSON.stringify(spec)}`, 600_000).catch(() => {});
 	const re = new RegExp(`^BENCH-PROBE ${tag} (.*)$`, "m");
@@ -64,7 +64,7 @@ async function probe<T>(host: Host, spec: Record<string, unknown>): Promise<T> {
 }
 
 /** The host's `tools/list` (2025 era) in a file, for the SDK reference to serve a list of the same size. */
-async function writeHostCatalog(host: Host): Promise<{ path: string; bytes: number }> {
+export async function writeHostCatalog(host: Host): Promise<{ path: string; bytes: number }> {
 	const headers = host.headers({ accept: "application/json, text/event-stream" });
 	const sid = (await initialize(host.url, headers, "bench")) ?? "";
 	const res = await fetch(host.url, {
@@ -153,11 +153,12 @@ export async function runMcpBench(
 		const sameProc = await startChild("bare.ts", { BARE_TOKEN: sdkToken, BARE_CATALOG: catalog.path });
 		children.push(sameProc);
 		const readArgs = { path: smallFile };
-		const inHost = await probe<{ bare: number; fake: number }>(h, {
+		const inHost = await probe<{ bare: number; fake: number; same: number }>(h, {
 			op: "serve",
 			tool: "read",
 			args: readArgs,
 			token: h.token,
+			catalog: catalog.path,
 		});
 		const hostBoot = { rss: statusMiB(h.proc.pid, "VmRSS"), hwm: statusMiB(h.proc.pid, "VmHWM") };
 
@@ -166,6 +167,7 @@ export async function runMcpBench(
 		const sdk: Target = { url: sdkProc.url, token: sdkToken };
 		const same: Target = { url: sameProc.url, token: sdkToken };
 		const inHostBare: Target = { url: `http://127.0.0.1:${inHost.bare}/`, token: h.token };
+		const inHostSame: Target = { url: `http://127.0.0.1:${inHost.same}/`, token: h.token };
 		const fake: Target = { url: `http://127.0.0.1:${inHost.fake}/`, token: h.token };
 		const call = (name: string, args: Record<string, unknown>): LoadSpec["messages"] => [
 			{ method: "tools/call", params: { name, arguments: args } },
@@ -177,6 +179,7 @@ export async function runMcpBench(
 				{ key: `${key} same`, to: same, sessions, messages: [{ method: what }] },
 				{ key: `${key} bare`, to: bare, sessions, messages: [{ method: what }] },
 				{ key: `${key} in-host`, to: inHostBare, sessions, messages: [{ method: what }] },
+				{ key: `${key} same in-host`, to: inHostSame, sessions, messages: [{ method: what }] },
 				{ key: `${key} bridge`, to: bridge, sessions, messages: [{ method: what }] },
 				{ key: `${key} sdk`, to: sdk, sessions, messages: [{ method: what }] },
 			];
@@ -339,6 +342,8 @@ export async function runMcpBench(
 				rows.push(row(measure, "req/s", bridgeRps, ceiling, rps(`${key} bare`), "ratio"));
 				const inHostName = "context: the same bare server inside the host process";
 				rows.push(row(measure, "req/s", bridgeRps, inHostName, rps(`${key} in-host`), "ratio"));
+				const sameInHost = "context: bare doing the same work, inside the host process";
+				rows.push(row(measure, "req/s", bridgeRps, sameInHost, rps(`${key} same in-host`), "ratio"));
 				const sdkName = "context: SDK reference (official SDK, same catalog)";
 				rows.push(row(measure, "req/s", bridgeRps, sdkName, rps(`${key} sdk`), "ratio"));
 			}

@@ -4,21 +4,20 @@
  * - `exec`: the Main session's tool run n times in-process, called the way src/host/bridge.ts calls it
  *   (registry lookup, then `execute(id, args, signal, undefined, undefined)`): the tool without the bridge;
  * - `console`: console round trips through `hub` called the same way (bench/console.ts);
- * - `serve`: starts, in this process, the bare reference (bench/bare.ts) and the bridge's own core
- *   (`BridgeServer` with a real audit log) over a fake host adapter that answers every call at once with
- *   what the given tool answered once: the bridge's own path with no host part.
+ * - `serve`: starts, in this process, the bare reference (bench/bare.ts), the same bare server doing the
+ *   same work (given the host's catalog), and the bridge's own core (bench/core.ts: `BridgeServer` with a
+ *   real audit log and `/blob`) over a fake host adapter that lists the given catalog and answers every
+ *   call at once with what the given tool answered once: the bridge's own path with no host part.
  */
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
 import type { ExtensionAPI } from "@oh-my-pi/pi-coding-agent";
 import { AgentRegistry } from "@oh-my-pi/pi-coding-agent";
-import { createAuditLog } from "../src/audit/log.ts";
-import { bindBun } from "../src/core/listen.ts";
-import { BridgeServer } from "../src/core/server.ts";
-import type { ToolCallOutcome } from "../src/core/types.ts";
+import type { McpTool, ToolCallOutcome } from "../src/core/types.ts";
 import { type HostSession, mapContent } from "../src/host/bridge.ts";
 import { serveBare } from "./bare.ts";
 import { consoleRoundTrips } from "./console.ts";
+import { serveCore } from "./core.ts";
 
 type Tool = ReturnType<HostSession["getToolByName"]>;
 
@@ -50,6 +49,8 @@ interface Spec {
 	name?: string;
 	tag?: string;
 	token?: string;
+	/** The host's catalog as a JSON file: the core's constant list and the same-work bare's. */
+	catalog?: string;
 }
 
 const round4 = (xs: number[]) => xs.map(x => Math.round(x * 1e4) / 1e4);
@@ -69,27 +70,10 @@ async function probe(spec: Spec): Promise<unknown> {
 		return { ms: round4(await consoleRoundTrips(call, spec.name ?? "", spec.n ?? 0, spec.tag ?? "p")) };
 	}
 	const { outcome } = await run(spec.tool ?? "", spec.args ?? {});
-	const audit = createAuditLog({
-		path: join(homedir(), "bench-fake-adapter.log"),
-		log: () => {},
-		secrets: () => spec.token ?? "",
-	});
-	const server = new BridgeServer(
-		{
-			version: "bench",
-			instructions: "",
-			listTools: () => [],
-			callTool: async req => {
-				await req.begin?.();
-				return outcome;
-			},
-			audit: audit.calls,
-			log: line => process.stderr.write(`${line}\n`),
-		},
-		{ ownerSecret: spec.token ?? "", bindHost: "127.0.0.1", isLoopbackBind: true, allowedOrigins: [] },
-	);
-	const fake = bindBun(server.handle, "127.0.0.1", 0).binding.port;
-	return { bare: serveBare().port, fake };
+	const token = spec.token ?? "";
+	const catalog = spec.catalog ? readFileSync(spec.catalog, "utf8") : "[]";
+	const fake = serveCore({ token, home: homedir(), tools: JSON.parse(catalog) as McpTool[], outcome });
+	return { bare: serveBare().port, fake, same: serveBare({ token, catalog }).port };
 }
 
 export default function benchProbe(pi: ExtensionAPI): void {

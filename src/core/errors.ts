@@ -145,11 +145,7 @@ export function rpcResult(id: RpcId, result: unknown, headers?: Record<string, s
 	return new Response(body, { status: 200, headers: jsonHeaders(headers) });
 }
 
-/**
- * The same answer around a result that is already JSON (a shared Blob): the body is assembled in native
- * memory, freed when the response is sent, so a large cached result leaves no per-request garbage.
- */
-export function rpcResultJson(id: RpcId, result: Blob, headers?: Record<string, string>): Response {
-	const body = new Blob([`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, result, "}"]);
+/** A 200 answer whose JSON-RPC body is already assembled as bytes (Bun copies them: the caller may reuse them). */
+export function rpcAnswerBytes(body: Uint8Array, headers?: Record<string, string>): Response {
 	return new Response(body, { status: 200, headers: jsonHeaders(headers) });
 }

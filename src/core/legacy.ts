@@ -7,7 +7,7 @@ import { readMessage } from "./body.ts";
 import { BOTH_ERAS } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
-import { type RpcId, rpcError, rpcResult, rpcResultJson } from "./errors.ts";
+import { type RpcId, rpcError, rpcResult } from "./errors.ts";
 import { LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MAX_BODY_BYTES, type ServerInfo } from "./facts.ts";
 import type { Envelope } from "./jsonrpc.ts";
 import { EraReplies, type HostMethod, MethodTable, needsHost } from "./methods.ts";
@@ -40,7 +40,7 @@ export class LegacyMcp {
 
 	constructor(deps: LegacyDeps) {
 		this.#d = deps;
-		const toolsBlob = toolsListMemo(() => deps.listTools());
+		const toolsList = toolsListMemo(() => deps.listTools());
 		// Results carry nothing beside their own members; statuses are the rows'.
 		const replies = new EraReplies({}, {});
 		/** A caller that goes away does not cancel (2025 spec): its call runs on, marked abandoned. */
@@ -48,7 +48,7 @@ export class LegacyMcp {
 		this.#methods = new MethodTable<LegacyCall>(replies, {
 			...BOTH_ERAS,
 			ping: msg => replies.result(msg.id, {}),
-			"tools/list": needsHost(deps.unavailable, "tools/list", msg => rpcResultJson(msg.id, toolsBlob())),
+			"tools/list": needsHost(deps.unavailable, "tools/list", msg => toolsList(msg.id)),
 			"tools/call": needsHost(deps.unavailable, "tools/call", (msg, { session, req, conn }) => {
 				const caller = { sid: session.sid, tokenName: session.tokenName, client: session.client };
 				return deps.calls.start(rules, { id: msg.id, params: msg.params, caller, req, conn });

@@ -7,7 +7,7 @@ import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
 import { BOTH_ERAS } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
-import { type ErrorKind, rpcError, rpcResultJson } from "./errors.ts";
+import { type ErrorKind, rpcError } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
 import { EraReplies, type HostMethod, type Method, MethodTable, needsHost } from "./methods.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
@@ -70,12 +70,12 @@ export class ModernMcp {
 					: deps.answerPort(params, req),
 		};
 		const cache = { ttlMs: TOOLS_TTL_MS, cacheScope: "private" };
-		const toolsBlob = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
+		const toolsList = toolsListMemo(() => deps.listTools(), { ...cache, ...resultExtra });
 		const task: Method<ModernCall> = (msg, { who }) => taskMethod(deps.tasks, who.tokenName, msg, replies);
 		this.#methods = new MethodTable<ModernCall>(replies, {
 			...BOTH_ERAS,
 			"server/discover": msg => replies.result(msg.id, discover(deps)),
-			"tools/list": needsHost(deps.unavailable, "tools/list", msg => rpcResultJson(msg.id, toolsBlob())),
+			"tools/list": needsHost(deps.unavailable, "tools/list", msg => toolsList(msg.id)),
 			"tools/call": needsHost(deps.unavailable, "tools/call", (msg, { who, client, req, conn }) => {
 				const caller = { sid: null, tokenName: who.tokenName, client };
 				return deps.calls.start(rules, { id: msg.id, params: msg.params, caller, req, conn });

@@ -61,3 +61,15 @@ export function processesWith(needle: string): string[] {
 		.split("\n")
 		.filter(l => l.includes(needle) && !l.includes("ps -eo"));
 }
+
+/** A JSON-RPC POST to a `BridgeServer` in process (Host 127.0.0.1:9) with `token`'s Bearer, either era. */
+export function corePost(token: string, headers: Record<string, string>, body: unknown): Request {
+	const h = new Headers([
+		["host", "127.0.0.1:9"],
+		["authorization", `Bearer ${token}`],
+		["content-type", "application/json"],
+		["accept", "application/json, text/event-stream"],
+	]);
+	for (const [k, v] of Object.entries(headers)) h.set(k, v);
+	return new Request("http://127.0.0.1:9/", { method: "POST", headers: h, body: JSON.stringify(body) });
+}
