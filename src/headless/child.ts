@@ -23,9 +23,15 @@ export const warn = (line: string): void => {
 	process.stderr.write(`${line}\n`);
 };
 
-/** Columns of the terminal on stdout now (it may be resized); Infinity when stdout is not a terminal. */
-export const terminalWidth = (): number =>
-	process.stdout.isTTY ? process.stdout.columns || 80 : Number.POSITIVE_INFINITY;
+/**
+ * Columns of the terminal on stdout as the kernel has them at this moment; Infinity when not a terminal.
+ * Bun updates `columns` a tick after SIGWINCH, so a prompt drawn right after a resize asks the tty itself.
+ */
+export const terminalWidth = (): number => {
+	if (!process.stdout.isTTY) return Number.POSITIVE_INFINITY;
+	(process.stdout as { _refreshSize?: () => void })._refreshSize?.();
+	return process.stdout.columns || 80;
+};
 
 /** A line that may hold caller text: in rows no screen re-wraps, continuation rows marked (`screenRows`). */
 const sayRows = (text: string): void => say(screenRows(text, terminalWidth()).join("\n"));
