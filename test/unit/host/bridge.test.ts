@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import type { ToolCallRequest } from "../../../src/core/types.ts";
 import {
 	type HostAccess,
 	HostBridge,
@@ -13,7 +12,7 @@ import { annotationsFor } from "../../../src/host/catalog.ts";
 import { QueueRefusal } from "../../../src/host/prompt-queue.ts";
 import { type HostTool, type HostToolResult, TOOL_FAILED } from "../../../src/host/shapes.ts";
 import { errorDetail, errorText } from "../../../src/text/error-text.ts";
-import { behindGate, GATE_RUNNER } from "../../helpers/gate.ts";
+import { behindGate, callReq, GATE_RUNNER } from "../../helpers/gate.ts";
 
 const OBJECT_SCHEMA = { type: "object", properties: { path: { type: "string" } } };
 
@@ -87,15 +86,6 @@ function fakeHost(opts: {
 		},
 	};
 }
-
-const callReq = (name: string, args: Record<string, unknown> = {}): ToolCallRequest => ({
-	callId: "call-1",
-	name,
-	args,
-	signal: new AbortController().signal,
-	caller: { sid: "sid-1", tokenName: "owner", client: null },
-	take: () => ({ ok: false, code: "all", why: "no registry in this test", held: 0 }),
-});
 
 describe("annotationsFor", () => {
 	const cases: Array<[string, unknown, Record<string, boolean> | undefined]> = [

@@ -12,63 +12,9 @@ import { FACTS, type FactCheck, type FactId, factStatus, KNOWN_GOOD, refusalFor 
 import { authCheck, checkHost, factsFor, probeHostFacts } from "../../../src/host/facts-probe.ts";
 import { createHostLlmRoute } from "../../../src/takeover/route.ts";
 import { Takeover } from "../../../src/takeover/takeover.ts";
+import { type Fake, fakeHost, type Obj } from "../../helpers/fact-host.ts";
 import { FakeHost } from "../../helpers/fake-takeover-host.ts";
 import { routeCtx } from "../../helpers/route-ctx.ts";
-
-type Obj = Record<string, unknown>;
-
-/**
- * A host as omp 18.2.3 shapes it, in the members the bridge reaches (host-omp-18.2.3.md §2-§5, §9): each
- * tool behind the gate (a wrapper holding the tool and Main's runner), one UI context, Main's cwd.
- */
-function fakeHost() {
-	const ui = { select: async () => "Approve" };
-	const runner: Obj = { getUIContext: () => ui };
-	const tool = (name: string, extra: Obj = {}): Obj => {
-		const inner = { name, execute: async () => ({ content: [] }) };
-		return {
-			tool: inner,
-			runner,
-			name,
-			description: name,
-			parameters: { type: "object" },
-			execute: async () => ({ content: [] }),
-			...extra,
-		};
-	};
-	const tools: Record<string, Obj> = {
-		read: tool("read"),
-		bash: tool("bash", { formatApprovalDetails: () => ["Command: x"] }),
-		write: tool("write", { formatApprovalDetails: () => [] }),
-		todo: tool("todo", { lenientArgValidation: true }),
-	};
-	const session: Obj = {
-		getAllToolNames: () => Object.keys(tools),
-		getToolByName: (n: string) => tools[n],
-		extensionRunner: runner,
-		sessionManager: { getCwd: () => "/home/lab/work", getSessionId: () => "s1" },
-		asyncJobManager: { acknowledgeDeliveries() {}, consumeJobResults() {}, getJob() {}, cancel() {} },
-		modelRegistry: {
-			getAll: () => [],
-			registerProvider() {},
-			unregisterProvider() {},
-			awaitInitialBackgroundRefresh: async () => {},
-			authStorage: { hasAuth: (p: string) => p === "anthropic" },
-		},
-		agent: { setModel() {} },
-		settings: { get() {}, override() {}, clearOverride() {} },
-	};
-	const registry: Obj = { global: () => ({ get: (id: string) => (id === "Main" ? { session } : undefined) }) };
-	const ai: Obj = {
-		toolWireSchema: () => ({ type: "object", properties: {} }),
-		validateToolArguments: () => ({}),
-		registerCustomApi() {},
-		unregisterCustomApis() {},
-		createAssistantMessageEventStream() {},
-	};
-	return { registry, ai, session, tools };
-}
-type Fake = ReturnType<typeof fakeHost>;
 
 /** Each fact and how a newer host might lose it. */
 const REMOVALS: Record<FactId, (h: Fake) => void> = {
