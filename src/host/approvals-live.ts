@@ -4,7 +4,7 @@
  */
 import * as ai from "@oh-my-pi/pi-ai";
 import * as agent from "@oh-my-pi/pi-coding-agent";
-import { resolveApproval } from "@oh-my-pi/pi-coding-agent/tools/approval";
+import * as approval from "@oh-my-pi/pi-coding-agent/tools/approval";
 import type { BlobMode } from "../config/tokens.ts";
 import { errorText } from "../text/error-text.ts";
 import { describeApprovals, effectiveMode } from "./approvals.ts";
@@ -39,14 +39,17 @@ export function liveApprovals(blob: BlobMode): string[] {
 					return t ? [{ name, approval: t.approval, parameters: jsonSchema(t) }] : [];
 				})
 			: [];
-		const open = main
-			? unprompted(
-					tools,
-					effectiveMode(mode),
-					isRecord(policies) ? policies : {},
-					resolveApproval as unknown as ResolveApproval,
-				)
-			: undefined;
+		// An export a newer host moved leaves the picture without the list, never stops it.
+		const resolveApproval: unknown = approval.resolveApproval;
+		const open =
+			main && typeof resolveApproval === "function"
+				? unprompted(
+						tools,
+						effectiveMode(mode),
+						isRecord(policies) ? policies : {},
+						resolveApproval as unknown as ResolveApproval,
+					)
+				: undefined;
 		return describeApprovals(mode, policies, blob, { unprompted: open, bashPatterns: source.get("bash.patterns") });
 	} catch (err) {
 		const why = errorText(err);

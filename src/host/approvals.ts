@@ -55,6 +55,10 @@ const BLOB_WORDS: Record<BlobMode, string> = {
 	off: "blob=off: /blob answers 403 to every request",
 };
 
+/** An unprompted `hub` outside yolo is a way to everything: the agents it messages run without prompts. */
+const HUB_WORDS =
+	"  hub sends the caller's words to the host's other agents (a task's peers), which omp runs in yolo without prompts: set tools.approval.hub: prompt (or deny) so nothing runs unasked";
+
 /** What the live host says beyond its settings: the tools that run unprompted and the `bash.patterns` rules. */
 export interface LiveRules {
 	/** Every tool or action the host runs without a prompt now; undefined when the host's tools were not read. */
@@ -76,6 +80,7 @@ export function describeApprovals(mode: unknown, policies: unknown, blob: BlobMo
 		lines.push(
 			`  runs without a prompt (the host's own tiers, live settings): ${list}; close one with tools.approval.<tool>: deny`,
 		);
+		if (m !== "yolo" && live.unprompted.some(t => t === "hub" || t.startsWith("hub ("))) lines.push(HUB_WORDS);
 	}
 	for (const [tool, p] of effectivePolicies(policies))
 		lines.push(`  tools.approval.${showSafely(tool, 120)}=${p}: ${showSafely(tool, 120)} ${POLICY_WORDS[p]}`);

@@ -9,7 +9,7 @@
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { Catalog } from "./catalog.ts";
-import { isBehindGate } from "./facts-probe.ts";
+import { isBehindGate } from "./gate-check.ts";
 import { lendCallSignal, type PromptUi, type Retitle, withCallSignal } from "./prompt-signal.ts";
 import { approvalTitle, dialogRowWidth, dialogTitle, hostDetails } from "./prompt-text.ts";
 import {
@@ -30,7 +30,7 @@ export const MAIN_UNAVAILABLE = "main session not available";
 export const notExposed = (name: string): string => `tool '${name}' is not exposed by this bridge`;
 /** @internal */
 export const notGated = (name: string): string =>
-	`tool '${name}' is not behind the host's approval gate as known omp versions put it (host fact 'approval-gate'); not run`;
+	`tool '${name}' is not behind an approval gate that asks as the host's settings say (host fact 'approval-gate'); not run`;
 
 /** Maps host content blocks to MCP ones: text and image as they are, anything else as its JSON. @internal */
 export function mapContent(blocks: unknown): ContentBlock[] {
@@ -70,7 +70,7 @@ export class HostBridge {
 		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
 		if (!tool) return refusal(notExposed(req.name));
 		// Only through omp's own gate: a tool reached around it would run unprompted (facts-probe.ts).
-		if (!isBehindGate(tool, main)) return refusal(notGated(req.name));
+		if (!(await isBehindGate(tool, main))) return refusal(notGated(req.name));
 		const checked = checkArgs(this.#host, tool, req.name, req.args);
 		if (!checked.ok) return { ...refusal(checked.why), invalidArgs: checked.why };
 		const args = checked.args;
@@ -157,11 +157,23 @@ export class HostBridge {
 		return failure(job.errorText || job.resultText || `background job ${jobId} failed`);
 	}
 
+	#noEventsSaid = false;
+	/** Once per bridge: the host's session cannot show remote calls (host fact 'call-events'). */
+	#sayNoEvents(): void {
+		if (this.#noEventsSaid) return;
+		this.#noEventsSaid = true;
+		this.#host.log(
+			"a2a-bridge: the host's session has no agent.emitExternalEvent: remote calls run but are not shown there (host fact 'call-events')",
+		);
+	}
+
 	/** UI events leave the call's path: they run after the current I/O turn, in the order emitted. */
 	#emit(main: HostSession, event: Record<string, unknown>): void {
 		setImmediate(() => {
 			try {
-				main.agent?.emitExternalEvent?.(event);
+				const emit = main.agent?.emitExternalEvent;
+				if (typeof emit === "function") emit.call(main.agent, event);
+				else this.#sayNoEvents();
 			} catch (err) {
 				this.#host.log(
 					`a2a-bridge: could not show ${String(event.type)} in the host UI (${errorText(err, TOOL_FAILED)})`,

@@ -2,8 +2,21 @@
  * The probe of the host facts (facts.ts): each present and of the shape the bridge calls, or named with
  * what is missing. Pure over the objects it is given (the agent registry and the `@oh-my-pi/pi-ai` root).
  */
-import { isAbsolute } from "node:path";
 import { FACTS, type FactCheck, type FactId, keepFacts, keptFacts } from "./facts.ts";
+import {
+	attempt,
+	cwdWhy,
+	eventsWhy,
+	missingFns,
+	providerLayer,
+	sessionIdWhy,
+	uiWhy,
+	validateWhy,
+	wireSchemaWhy,
+} from "./facts-checks.ts";
+import { gateShapeWhy, member, type Verdict } from "./gate-check.ts";
+
+export { authCheck } from "./facts-checks.ts";
 
 /** What the probe is given: the package roots' exports as the running host has them. */
 export interface FactHost {
@@ -17,22 +30,6 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => (typeof v === "object" || typeof v === "function") && v !== null;
 const isFn = (v: unknown): v is (...a: unknown[]) => unknown => typeof v === "function";
 
-/** The first of `names` that is not a function on `o` (spelled `label.name`), else "". */
-function missingFns(o: unknown, label: string, names: readonly string[]): string {
-	if (!isObj(o)) return `${label} is missing`;
-	const gone = names.find(n => !isFn(o[n]));
-	return gone === undefined ? "" : `${label}.${gone} is not a function`;
-}
-
-/** Calls `f`; a throw becomes its message prefixed with `what`. */
-function attempt<T>(what: string, f: () => T): { value: T } | { why: string } {
-	try {
-		return { value: f() };
-	} catch (err) {
-		return { why: `${what} threw (${err instanceof Error ? err.message : String(err)})` };
-	}
-}
-
 interface Seen {
 	main: Obj | null;
 	mainWhy: string;
@@ -40,30 +37,26 @@ interface Seen {
 	toolsWhy: string;
 }
 
+/** Main and its listed tools; a getter that throws anywhere reads as the piece missing. */
 function look(registry: unknown): Seen {
 	const seen: Seen = { main: null, mainWhy: "", tools: [], toolsWhy: "" };
-	const global = isObj(registry) ? registry.global : undefined;
-	const reg = isFn(global) ? attempt("AgentRegistry.global()", () => global.call(registry)) : null;
-	if (reg === null) seen.mainWhy = "AgentRegistry.global is not a function";
-	else if ("why" in reg) seen.mainWhy = reg.why;
-	else if (!isObj(reg.value) || !isFn(reg.value.get)) seen.mainWhy = "AgentRegistry.global().get is not a function";
-	else {
-		const ref = attempt('get("Main")', () => (reg.value as { get(id: string): unknown }).get("Main"));
-		const session = "value" in ref && isObj(ref.value) ? ref.value.session : undefined;
-		if ("why" in ref) seen.mainWhy = ref.why;
-		else if (!isObj(session)) seen.mainWhy = 'AgentRegistry.global().get("Main") has no session';
-		else seen.main = session;
-	}
+	const found = attempt("reading Main from AgentRegistry", () => mainIn(registry));
+	if ("why" in found) seen.mainWhy = found.why;
+	else if (typeof found.value === "string") seen.mainWhy = found.value;
+	else seen.main = found.value;
 	if (seen.main === null) return { ...seen, toolsWhy: "no Main session to look in" };
-	seen.toolsWhy = missingFns(seen.main, "session", ["getAllToolNames", "getToolByName"]);
+	const main = seen.main;
+	seen.toolsWhy = missingFns(main, "session", ["getAllToolNames", "getToolByName"]);
 	if (seen.toolsWhy !== "") return seen;
-	const main = seen.main as { getAllToolNames(): unknown; getToolByName(n: string): unknown };
-	const listed = attempt("session.getAllToolNames()", () => main.getAllToolNames());
+	const listed = attempt("session.getAllToolNames()", () => (main.getAllToolNames as () => unknown)());
 	if ("why" in listed || !Array.isArray(listed.value)) {
 		return { ...seen, toolsWhy: "why" in listed ? listed.why : "session.getAllToolNames() gave no list" };
 	}
 	for (const name of listed.value) {
-		const tool = typeof name === "string" ? attempt("getToolByName", () => main.getToolByName(name)) : null;
+		const tool =
+			typeof name === "string"
+				? attempt("getToolByName", () => (main.getToolByName as (n: string) => unknown)(name))
+				: null;
 		if (tool !== null && "value" in tool && isObj(tool.value)) seen.tools.push([name as string, tool.value]);
 	}
 	if (listed.value.length > 0 && seen.tools.length === 0)
@@ -71,41 +64,27 @@ function look(registry: unknown): Seen {
 	return seen;
 }
 
-/** The first listed tool of `names` present, checked by `ok`; holds when none of them is listed. */
-function sampleTools(seen: Seen, names: readonly string[], ok: (t: Obj) => boolean, what: string): string {
-	const found = seen.tools.filter(([n]) => names.includes(n));
-	const bad = found.find(([, t]) => !ok(t));
-	return bad === undefined ? "" : `tool '${bad[0]}' ${what}`;
+/** Main's session in the registry, or why not; its session manager must name it (the entry's binding test). */
+function mainIn(registry: unknown): Obj | string {
+	const global = member(registry, "global");
+	if (!isFn(global)) return "AgentRegistry.global is not a function";
+	const reg = global.call(registry);
+	const get = member(reg, "get");
+	if (!isFn(get)) return "AgentRegistry.global().get is not a function";
+	const session = member(get.call(reg, "Main"), "session");
+	if (!isObj(session)) return 'AgentRegistry.global().get("Main") has no session';
+	return sessionIdWhy(session) || session;
 }
 
-function providerLayer(ai: Obj, main: Obj | null): string {
-	const fromAi = missingFns(ai, "pi-ai", [
-		"registerCustomApi",
-		"unregisterCustomApis",
-		"createAssistantMessageEventStream",
-	]);
-	if (fromAi !== "" || main === null) return fromAi || "no Main session to look in";
-	const registry = main.modelRegistry;
-	const why =
-		missingFns(registry, "modelRegistry", ["getAll", "registerProvider", "unregisterProvider"]) ||
-		missingFns(registry, "modelRegistry", ["awaitInitialBackgroundRefresh"]) ||
-		missingFns(main.agent, "session.agent", ["setModel"]) ||
-		missingFns(main.settings, "session.settings", ["get", "override", "clearOverride"]);
-	if (why !== "") return why;
-	const auth = (registry as Obj).authStorage;
-	return authCheck(auth) === null ? "modelRegistry.authStorage has neither hasAuth nor keys.source" : "";
-}
-
-/**
- * Whether a provider has a credential, in the host's own words: `authStorage.hasAuth` up to 18.2, its
- * `keys.source(provider) !== undefined` from 18.3 (docs/host-facts.md); null when neither is there.
- */
-export function authCheck(auth: unknown): ((provider: string) => boolean) | null {
-	if (!isObj(auth)) return null;
-	if (isFn(auth.hasAuth)) return p => (auth.hasAuth as (p: string) => boolean).call(auth, p) === true;
-	const keys = auth.keys;
-	if (isObj(keys) && isFn(keys.source)) return p => (keys.source as (p: string) => unknown).call(keys, p) !== undefined;
-	return null;
+/** The first listed tool of `names` present, checked by `why` ("" holds); holds when none of them is listed. */
+function sampleTools(seen: Seen, names: readonly string[], why: (t: Obj) => string): string {
+	for (const [name, tool] of seen.tools) {
+		if (!names.includes(name)) continue;
+		const found = attempt(`tool '${name}'`, () => why(tool));
+		const said = "why" in found ? found.why : found.value;
+		if (said !== "") return "why" in found ? said : `tool '${name}' ${said}`;
+	}
+	return "";
 }
 
 /** Which facts hold in this host; one entry per fact, in the table's order. @internal */
@@ -113,122 +92,67 @@ export function probeHostFacts(host: FactHost): FactCheck[] {
 	return probe(host).checks;
 }
 
-/** Probes, keeps the result for the process (with the Main it saw), says each missing fact once. @internal */
+/**
+ * Probes, keeps the result for the process (with the Main it saw), says each missing fact once. The
+ * gate's trial ends later: a failed one makes a new probe, said the same way. @internal
+ */
 export function checkHost(host: FactHost, log: (line: string) => void): FactCheck[] {
-	return keepFacts(probe(host), log);
+	const again = (v: Verdict) => {
+		if (!v.ok) checkHost(host, log);
+	};
+	return keepFacts(probe(host, again), log);
 }
 
-/** The kept probe while `main` is the session it looked at; a new probe (said on `log`) once Main is another. */
+/**
+ * The kept probe while `main` is the session it looked at; a new probe (said on `log`) once Main is
+ * another. No Main (parked, between sessions) is a state, not a moved host: the kept probe stands.
+ */
 export function factsFor(host: FactHost, main: unknown, log: (line: string) => void): readonly FactCheck[] {
 	const kept = keptFacts();
-	return kept !== null && kept.main === main ? kept.checks : checkHost(host, log);
+	if (kept !== null && (kept.main === main || main === null)) return kept.checks;
+	return checkHost(host, log);
 }
 
-function probe(host: FactHost): { main: Obj | null; checks: FactCheck[] } {
+const NO_ASK = "has no execute function";
+
+function probe(host: FactHost, onVerdict?: (v: Verdict) => void): { main: Obj | null; checks: FactCheck[] } {
 	const seen = look(host.registry);
 	const tools = seen.toolsWhy || seen.mainWhy;
 	const main = seen.main;
-	const ui = main === null ? { why: seen.mainWhy } : attempt("extensionRunner.getUIContext()", () => uiOf(main));
-	const whys: Record<FactId, string> = {
-		"main-session": seen.mainWhy,
-		"main-cwd": main === null ? seen.mainWhy : cwdWhy(main),
-		"tool-registry": tools,
-		"tool-execute":
-			tools ||
-			sampleTools(
-				seen,
-				seen.tools.map(([n]) => n),
-				t => isFn(t.execute),
-				"has no execute function",
+	const all = seen.tools.map(([n]) => n);
+	const onMain = (f: (m: Obj) => string) => (main === null ? () => seen.mainWhy : () => f(main));
+	const checks: Record<FactId, () => string> = {
+		"main-session": () => seen.mainWhy,
+		"main-cwd": onMain(cwdWhy),
+		"tool-registry": () => tools,
+		"tool-execute": () => tools || sampleTools(seen, all, t => (isFn(member(t, "execute")) ? "" : NO_ASK)),
+		"approval-gate": () => tools || sampleTools(seen, all, t => gateShapeWhy(t, main, onVerdict)),
+		"validate-args": () => validateWhy(host.ai),
+		"wire-schema": () => wireSchemaWhy(host.ai, seen.tools.find(([n]) => n === "read") ?? seen.tools[0]),
+		"prompt-ui": onMain(uiWhy),
+		"call-events": onMain(eventsWhy),
+		"approval-details": () =>
+			sampleTools(seen, ["bash", "write", "edit"], t =>
+				isFn(member(t, "formatApprovalDetails")) ? "" : "has no formatApprovalDetails",
 			),
-		"approval-gate":
-			tools ||
-			sampleTools(
-				seen,
-				seen.tools.map(([n]) => n),
-				t => isBehindGate(t, main),
-				"is not behind the approval gate (no wrapper holding Main's extension runner)",
+		"lenient-args": () =>
+			sampleTools(seen, ["todo", "task"], t =>
+				member(t, "lenientArgValidation") === true ? "" : "is not lenientArgValidation",
 			),
-		"validate-args": missingFns(host.ai, "pi-ai", ["validateToolArguments"]),
-		"wire-schema": missingFns(host.ai, "pi-ai", ["toolWireSchema"]) || wireSchemaWhy(host.ai, seen),
-		"prompt-ui": "why" in ui ? ui.why : ui.value,
-		"approval-details": sampleTools(
-			seen,
-			["bash", "write", "edit"],
-			t => isFn(t.formatApprovalDetails),
-			"has no formatApprovalDetails",
+		"async-jobs": onMain(m =>
+			missingFns(member(m, "asyncJobManager"), "session.asyncJobManager", [
+				"acknowledgeDeliveries",
+				"consumeJobResults",
+				"getJob",
+				"cancel",
+			]),
 		),
-		"lenient-args": sampleTools(
-			seen,
-			["todo", "task"],
-			t => t.lenientArgValidation === true,
-			"is not lenientArgValidation",
-		),
-		"async-jobs":
-			seen.main === null
-				? seen.mainWhy
-				: missingFns(seen.main.asyncJobManager, "session.asyncJobManager", [
-						"acknowledgeDeliveries",
-						"consumeJobResults",
-						"getJob",
-						"cancel",
-					]),
-		"provider-layer": providerLayer(host.ai, seen.main),
+		"provider-layer": () => providerLayer(host.ai, main),
 	};
-	const checks = (Object.keys(FACTS) as FactId[]).map(fact => ({
-		fact,
-		ok: whys[fact] === "",
-		why: whys[fact],
-		turnsOff: FACTS[fact].turnsOff,
-	}));
-	return { main, checks };
-}
-
-/**
- * Whether `tool` is omp's approval gate around a tool (`ExtensionToolWrapper`, whose class name the
- * bundle minifies): it holds the tool it gates and Main's own extension runner, which asks the user.
- */
-export function isBehindGate(tool: unknown, main: unknown): boolean {
-	if (!isObj(tool) || !isObj(main) || !isObj(tool.tool)) return false;
-	return isObj(tool.runner) && tool.runner === main.extensionRunner && isFn(tool.tool.execute);
-}
-
-/** "" when Main's session manager gives an absolute working directory (relative `/blob` paths resolve there). */
-function cwdWhy(main: Obj): string {
-	const why = missingFns(main.sessionManager, "session.sessionManager", ["getCwd"]);
-	if (why !== "") return why;
-	const cwd = attempt("sessionManager.getCwd()", () => (main.sessionManager as { getCwd(): unknown }).getCwd());
-	if ("why" in cwd) return cwd.why;
-	return typeof cwd.value === "string" && isAbsolute(cwd.value) ? "" : "sessionManager.getCwd() gave no absolute path";
-}
-
-/**
- * "" when the runner's UI context has a `select` and is one object: the bridge lends a call's signal and
- * title to that object, and omp's gate must ask through the same one (prompt-signal.ts).
- */
-function uiOf(main: Obj): string {
-	const runner = main.extensionRunner;
-	const why = missingFns(runner, "session.extensionRunner", ["getUIContext"]);
-	if (why !== "") return why;
-	const ui = (runner as { getUIContext(): unknown }).getUIContext();
-	const noSelect = missingFns(ui, "extensionRunner.getUIContext()", ["select"]);
-	if (noSelect !== "") return noSelect;
-	const again = (runner as { getUIContext(): unknown }).getUIContext();
-	return again === ui ? "" : "extensionRunner.getUIContext() gives another object each call";
-}
-
-/** The host's converter must turn a listed tool (`read` when there) into an object schema. */
-function wireSchemaWhy(ai: Obj, seen: Seen): string {
-	const sample = seen.tools.find(([n]) => n === "read") ?? seen.tools[0];
-	if (sample === undefined) return "";
-	const [name, tool] = sample;
-	const out = attempt(`toolWireSchema(${name})`, () =>
-		(ai.toolWireSchema as (t: unknown) => unknown)({
-			name,
-			description: tool.description,
-			parameters: tool.parameters,
-		}),
-	);
-	if ("why" in out) return out.why;
-	return isObj(out.value) && out.value.type === "object" ? "" : `toolWireSchema(${name}) gave no object schema`;
+	const list = (Object.keys(FACTS) as FactId[]).map(fact => {
+		const found = attempt(`checking '${fact}'`, checks[fact]);
+		const why = "why" in found ? found.why : found.value;
+		return { fact, ok: why === "", why, turnsOff: FACTS[fact].turnsOff };
+	});
+	return { main, checks: list };
 }

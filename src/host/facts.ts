@@ -5,7 +5,7 @@
  */
 
 /** The omp versions every fact was seen to hold on (the test hosts); docs/guide/install.md says the same. @internal */
-export const KNOWN_GOOD = "omp 18.1.16 and 18.2.3";
+export const KNOWN_GOOD = "omp 18.2.3";
 
 /** The facts, by the names stderr and `/a2a` use. */
 export type FactId =
@@ -17,6 +17,7 @@ export type FactId =
 	| "validate-args"
 	| "wire-schema"
 	| "prompt-ui"
+	| "call-events"
 	| "approval-details"
 	| "lenient-args"
 	| "async-jobs"
@@ -36,7 +37,8 @@ export interface FactCheck {
 /** Per fact: what its absence turns off, and which served parts it refuses. */
 export const FACTS: Record<FactId, { turnsOff: string; refuses: readonly Served[] }> = {
 	"main-session": {
-		turnsOff: "tools/list and tools/call refused: the Main session is not where the registry kept it",
+		turnsOff:
+			"tools/list and tools/call refused: the Main session is not where the registry kept it, or does not name itself",
 		refuses: ["tools/list", "tools/call"],
 	},
 	"main-cwd": {
@@ -49,7 +51,8 @@ export const FACTS: Record<FactId, { turnsOff: string; refuses: readonly Served[
 	},
 	"tool-execute": { turnsOff: "tools/call refused: the host's tools cannot be run", refuses: ["tools/call"] },
 	"approval-gate": {
-		turnsOff: "tools/call refused for every tool not behind omp's approval gate, so none runs unprompted",
+		turnsOff:
+			"tools/call refused for every tool not behind an approval gate that asks as Main's settings say, so none runs unprompted",
 		refuses: [],
 	},
 	"validate-args": {
@@ -62,6 +65,10 @@ export const FACTS: Record<FactId, { turnsOff: string; refuses: readonly Served[
 	},
 	"prompt-ui": {
 		turnsOff: "remote approval prompts keep the host's title, do not take turns, and stay open after a cancel",
+		refuses: [],
+	},
+	"call-events": {
+		turnsOff: "remote calls are not shown in the host's session as they run (they still run and are audited)",
 		refuses: [],
 	},
 	"approval-details": {

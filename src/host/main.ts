@@ -44,12 +44,14 @@ export function isMainBinding(ctx: ExtensionContext): boolean {
 		// The registry moved: subagents still bind in print mode, so the first other binding starts (named on stderr).
 		return ctx.mode !== "print";
 	}
-	if (!main?.sessionManager) return false;
+	if (main === null) return false;
 	try {
-		return main.sessionManager.getSessionId() === ctx.sessionManager.getSessionId();
-	} catch {
-		return false;
-	}
+		if (typeof main.sessionManager?.getSessionId === "function")
+			return main.sessionManager.getSessionId() === ctx.sessionManager.getSessionId();
+	} catch {}
+	// Main cannot name its session: no binding is Main, so the probe says why (host fact main-session).
+	liveFacts();
+	return false;
 }
 
 export function hostAccess(pi: ExtensionAPI): HostAccess {

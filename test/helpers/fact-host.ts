@@ -1,4 +1,5 @@
 /** A fake omp host for the host-facts probe (src/host/facts-probe.ts): every fact holds until a test spoils one. */
+import { behindGate } from "./gate.ts";
 
 export type Obj = Record<string, unknown>;
 
@@ -9,18 +10,11 @@ export type Obj = Record<string, unknown>;
 export function fakeHost() {
 	const ui = { select: async () => "Approve" };
 	const runner: Obj = { getUIContext: () => ui };
-	const tool = (name: string, extra: Obj = {}): Obj => {
-		const inner = { name, execute: async () => ({ content: [] }) };
-		return {
-			tool: inner,
-			runner,
-			name,
-			description: name,
-			parameters: { type: "object" },
-			execute: async () => ({ content: [] }),
-			...extra,
-		};
-	};
+	const tool = (name: string, extra: Obj = {}): Obj =>
+		behindGate(
+			{ name, description: name, parameters: { type: "object" }, execute: async () => ({ content: [] }), ...extra },
+			runner as never,
+		) as unknown as Obj;
 	const tools: Record<string, Obj> = {
 		read: tool("read"),
 		bash: tool("bash", { formatApprovalDetails: () => ["Command: x"] }),
@@ -48,7 +42,12 @@ export function fakeHost() {
 	const registry: Obj = { global: () => ({ get: (id: string) => (id === "Main" ? { session } : undefined) }) };
 	const ai: Obj = {
 		toolWireSchema: () => ({ type: "object", properties: {} }),
-		validateToolArguments: () => ({}),
+		// Like the host's: a required field left out throws.
+		validateToolArguments: (t: { parameters?: { required?: string[] } }, call: { arguments: Obj }) => {
+			const gone = (t.parameters?.required ?? []).find(k => !(k in call.arguments));
+			if (gone !== undefined) throw new Error(`${gone}: required`);
+			return call.arguments;
+		},
 		registerCustomApi() {},
 		unregisterCustomApis() {},
 		createAssistantMessageEventStream() {},

@@ -5,12 +5,40 @@
 
 import type { ToolCallRequest } from "../../src/core/types.ts";
 
-/** The fake Main's extension runner: no UI, so no dialog is drawn. */
+/** The fake Main's extension runner: no UI and no settings, so its gate asks nothing and runs each call. */
 export const GATE_RUNNER = { getUIContext: (): unknown => undefined };
 
-/** `tool` behind the fake gate: its own members, plus the gated tool and the runner. */
-export function behindGate<T extends object>(tool: T): T & { tool: T; runner: typeof GATE_RUNNER } {
-	return { ...tool, tool, runner: GATE_RUNNER };
+type Runner = { sessionSettings?: { get(key: string): unknown }; getUIContext(): unknown };
+type Tool = { name?: string; execute(...a: unknown[]): Promise<unknown> };
+
+/**
+ * A stand-in for omp's gate class in the members the bridge and its trial use: it asks through the runner's UI
+ * when the runner's settings say prompt (`always-ask` or the tool's policy), refuses on deny, else runs.
+ */
+class FakeGate {
+	constructor(
+		readonly tool: Tool,
+		readonly runner: Runner,
+	) {}
+
+	async execute(...a: unknown[]): Promise<unknown> {
+		const name = this.tool.name ?? "";
+		const settings = this.runner.sessionSettings;
+		const policy = (settings?.get("tools.approval") as Record<string, string> | undefined)?.[name];
+		if (policy === "deny") throw new Error(`Tool ${name} blocked by user policy`);
+		if (policy === "prompt" || settings?.get("tools.approvalMode") === "always-ask") {
+			const ui = this.runner.getUIContext() as { select(t: string, o: string[]): Promise<string> };
+			if ((await ui.select(`Allow tool: ${name}`, ["Approve", "Deny"])) !== "Approve")
+				throw new Error(`Tool call denied by user: ${name}`);
+		}
+		return this.tool.execute(...a);
+	}
+}
+
+/** `tool` behind the fake gate: its own members (but `execute`, which is the gate's), the gated tool, the runner. */
+export function behindGate<T extends Tool>(tool: T, runner: Runner = GATE_RUNNER): T {
+	const { execute: _, ...members } = tool;
+	return Object.assign(new FakeGate(tool, runner), members) as unknown as T;
 }
 
 /** A remote call of `name` by the token `owner`, with no prompt slots to take. */
