@@ -1,0 +1,103 @@
+/**
+ * Host fact `approval-gate`, its behavioural half (src/host/gate-check.ts): a listed tool's gate class is tried
+ * around a canary set to prompt. A class that runs the canary unasked (omp 18.1.16's gate did so for a call with
+ * no context), that never answers, or that refuses without asking fails; omp's own class passes. Per call the
+ * bridge refuses a tool whose class failed; the probe names the fact once the trial has ended.
+ */
+import { describe, expect, test } from "bun:test";
+import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
+import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
+import { checkHost } from "../../../src/host/facts-probe.ts";
+import { gateShapeWhy, isBehindGate } from "../../../src/host/gate-check.ts";
+import { fakeHost, type Obj } from "../../helpers/fact-host.ts";
+import { callReq } from "../../helpers/gate.ts";
+
+type Runner = { sessionSettings?: unknown; getUIContext(): unknown };
+
+/** A gate class of the right shape whose execute does `behave` with the gated tool. */
+function gateClass(behave: (tool: { execute(...a: unknown[]): Promise<unknown> }, runner: Runner) => Promise<unknown>) {
+	return class {
+		constructor(
+			readonly tool: { execute(...a: unknown[]): Promise<unknown> },
+			readonly runner: Runner,
+		) {}
+		execute(): Promise<unknown> {
+			return behave(this.tool, this.runner);
+		}
+	};
+}
+
+/** A fake Main whose `bash` is an instance of `Cls` around a tool that records each run. */
+function mainWith(Cls: new (t: never, r: never) => object) {
+	const h = fakeHost();
+	const ran: string[] = [];
+	const runner = h.session.extensionRunner as Runner;
+	const inner = {
+		name: "bash",
+		execute: async () => {
+			ran.push("bash");
+			return { content: [] };
+		},
+	};
+	h.tools.bash = Object.assign(new Cls(inner as never, runner as never), {
+		name: "bash",
+		parameters: { type: "object" },
+		formatApprovalDetails: () => [],
+	});
+	return { h, ran };
+}
+
+const bridgeOver = (h: ReturnType<typeof fakeHost>) =>
+	new HostBridge({
+		mainSession: () => h.session as unknown as HostSession,
+		fallbackTools: () => [],
+		wireSchema: () => ({ type: "object" }),
+		log: () => {},
+	});
+
+describe("approval-gate trial", () => {
+	test("omp's own gate class passes: the canary is asked about, never run", async () => {
+		const h = fakeHost();
+		const runner = h.session.extensionRunner;
+		const real = new (ExtensionToolWrapper as unknown as new (t: unknown, r: unknown) => Obj)(
+			{ name: "read", execute: async () => ({ content: [] }) },
+			runner,
+		);
+		expect(await isBehindGate(real, h.session)).toBe(true);
+	});
+
+	const failing: Array<[string, ReturnType<typeof gateClass>, string]> = [
+		["runs the tool without asking (omp 18.1.16 with no context)", gateClass(t => t.execute()), "without asking"],
+		[
+			"refuses without asking",
+			gateClass(async () => Promise.reject(new Error("no"))),
+			"refused a trial call without asking",
+		],
+		["never answers", gateClass(() => new Promise(() => {})), "no answer in 2 s"],
+	];
+	for (const [what, Cls, said] of failing) {
+		test(`a class that ${what}: the call is refused and nothing ran; the probe then names the fact`, async () => {
+			const { h, ran } = mainWith(Cls);
+			// Before the trial has ended the probe has only the shape; the per-call check waits for the trial.
+			expect(gateShapeWhy(h.tools.bash, h.session)).toBe("");
+			const out = await bridgeOver(h).callTool(callReq("bash", { command: "id" }));
+			expect({ refused: out.refused, ran }).toEqual({ refused: true, ran: [] });
+			const lines: string[] = [];
+			const gate = checkHost({ registry: h.registry, ai: h.ai }, l => lines.push(l)).find(
+				c => c.fact === "approval-gate",
+			);
+			expect(gate?.ok).toBe(false);
+			expect(gate?.why).toContain(said);
+			expect(lines.filter(l => l.includes("'approval-gate'"))).toHaveLength(1);
+		}, 10_000);
+	}
+
+	test("a failed trial found after the start makes a new probe, said once on stderr", async () => {
+		const { h } = mainWith(gateClass(t => t.execute()));
+		const lines: string[] = [];
+		const first = checkHost({ registry: h.registry, ai: h.ai }, l => lines.push(l));
+		expect(first.filter(c => !c.ok)).toEqual([]);
+		await Bun.sleep(50);
+		expect(lines.filter(l => l.includes("host fact 'approval-gate' missing"))).toHaveLength(1);
+	});
+});
