@@ -33,7 +33,7 @@ import { entryName, startNotice } from "../src/host/commands.ts";
 import { type Followed, followConfig, pinFirstPort } from "../src/host/config-live.ts";
 import { refusalFor } from "../src/host/facts.ts";
 import { instructionsFor } from "../src/host/instructions.ts";
-import { blobCwd, hostAccess, isMainBinding, liveFacts, liveMain, logLine, mainCwd } from "../src/host/main.ts";
+import * as main from "../src/host/main.ts";
 import { notifier } from "../src/host/notify.ts";
 import { startPromptQueue } from "../src/host/prompt-queue.ts";
 import { RemoteCalls } from "../src/host/remote-calls.ts";
@@ -74,10 +74,10 @@ function processAudit(): AuditLog {
 	state.auditPath ??= canonicalPath(defaultAuditPath(process.env), process.cwd());
 	// Rotation is locked against other bridges on the same path with the flock(2) uploads use.
 	const flock = new CrossLocks();
-	const unlocked = () => logLine("a2a-bridge: audit rotation is locked within this process only (no flock(2))");
+	const unlocked = () => main.logLine("a2a-bridge: audit rotation is locked within this process only (no flock(2))");
 	state.audit = createAuditLog({
 		path: state.auditPath,
-		log: logLine,
+		log: main.logLine,
 		secrets: () => state.server?.secrets ?? [],
 		lock: fd => flock.tryTake(fd, unlocked),
 	});
@@ -111,14 +111,14 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 	for (const w of loaded.warnings) ctx.ui.notify(`A2A bridge: ${w}`, "warning");
 	const prompts = startPromptQueue(process.env, w => ctx.ui.notify(`A2A bridge: ${w}`, "warning"));
 	const { config } = loaded;
-	liveFacts(); // each host fact probed before any is served, again when Main changes (architecture.md)
+	await main.factsAtStart(); // each host fact probed before any is served, again when Main changes (architecture.md)
 	const audit = processAudit();
 	let live: CommandTarget | undefined;
 	let followed: Followed | undefined; // every file the config has been at stays an own path
 	const own = () => ownFiles(name, followed?.files() ?? [configPath], auditOwnFiles(audit.path));
 	const server = serverFor(pi, config, extraRoutes(own, config, audit, knobs), audit, { ...knobs, prompts });
 	state.server = server;
-	const notify = notifier(ctx, logLine);
+	const notify = notifier(ctx, main.logLine);
 	const bound = bindBun(server.handle, config.host, config.port, knobs.idleTimeoutS);
 	const port = bound.binding.port;
 	const busy = bound.fallbackFrom;
@@ -138,10 +138,10 @@ async function open(pi: ExtensionAPI, ctx: ExtensionContext): Promise<Running> {
 		entryName: entryName(config.name, hostname(), config.port || port, readBoxTag(machineIdFile(process.env))),
 		others: () => otherLiveBridges(live?.configPath ?? configPath),
 		unsaved: new Set(),
-		facts: liveFacts,
+		facts: main.liveFacts,
 	};
 	// Edits by another process (`npm run token`, an editor) apply live where they can (contract §18).
-	followed = followConfig(name, live, { url, port, cwd: mainCwd() }, notify, logLine);
+	followed = followConfig(name, live, { url, port, cwd: main.mainCwd() }, notify, main.logLine);
 	const stop = async (): Promise<void> => {
 		followed?.stop();
 		server.cancelTasks();
@@ -161,11 +161,11 @@ function extraRoutes(own: () => string[], config: BridgeConfig, audit: AuditLog,
 	routes["/host-llm"] = createHostLlmRoute(processTakeover(), toggle);
 	routes["/blob"] = createBlobRoute({
 		home: homedir,
-		cwd: blobCwd,
+		cwd: main.blobCwd,
 		audit: record => audit.write(record),
 		refused: record => audit.refused(record),
 		admit: record => audit.admit(record, 1),
-		log: logLine,
+		log: main.logLine,
 		config: () => config,
 		stallMs: knobs.blobStallMs,
 		ownFiles: own,
@@ -181,18 +181,18 @@ function serverFor(
 	audit: AuditLog,
 	knobs: Knobs & { prompts: SlotBound },
 ): BridgeServer {
-	const bridge = new HostBridge(hostAccess(pi));
+	const bridge = new HostBridge(main.hostAccess(pi));
 	return new BridgeServer(
 		{
 			version: pkg.version,
 			// Built at each handshake from what the host lists then (contract §20).
 			instructions: () =>
-				instructionsFor({ cwd: mainCwd(), tools: bridge.listTools().map(t => t.name), blob: config.blob }),
+				instructionsFor({ cwd: main.mainCwd(), tools: bridge.listTools().map(t => t.name), blob: config.blob }),
 			listTools: () => bridge.listTools(),
 			callTool: req => state.remote.track(req, () => bridge.callTool(req)),
-			unavailable: method => refusalFor(liveFacts(), method),
+			unavailable: method => refusalFor(main.liveFacts(), method),
 			audit: audit.calls,
-			log: logLine,
+			log: main.logLine,
 		},
 		{
 			ownerSecret: config.token,
@@ -210,7 +210,7 @@ function serverFor(
 }
 
 async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
-	if (!isMainBinding(ctx)) return;
+	if (!main.isMainBinding(ctx)) return;
 	const already = state.endpoint.running;
 	try {
 		const r = await state.endpoint.start(() => open(pi, ctx));
@@ -218,7 +218,7 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 			ctx.ui.notify(startNotice(r.url, r.server.ownerSecret, r.randomPort, r.approvals()), "info");
 	} catch (err) {
 		const msg = `A2A bridge not started: ${errorText(err)}`;
-		logLine(msg);
+		main.logLine(msg);
 		ctx.ui.notify(msg, "error");
 	}
 }
@@ -226,7 +226,7 @@ async function startForMain(pi: ExtensionAPI, ctx: ExtensionContext): Promise<vo
 /** Contract §8: the config's deny, or a deny in force, is armed again for every new Main session. */
 function armForMain(ctx: ExtensionContext): void {
 	const r = state.endpoint.running;
-	if (!r || !isMainBinding(ctx) || (r.config.host_llm !== "deny" && !processTakeover().isDenied)) return;
+	if (!r || !main.isMainBinding(ctx) || (r.config.host_llm !== "deny" && !processTakeover().isDenied)) return;
 	const armed = processTakeover().toggle(false, null);
 	if (!armed.ok) ctx.ui.notify(`A2A bridge: host_llm "deny" not armed: ${armed.why}`, "error");
 }
@@ -240,7 +240,7 @@ export default function a2aBridge(pi: ExtensionAPI): void {
 	});
 	pi.on("session_shutdown", async (_event, ctx) => {
 		// A subagent's shutdown must never take the process endpoint down.
-		if (isMainBinding(ctx) || liveMain() === null) await state.endpoint.stop();
+		if (main.isMainBinding(ctx) || main.liveMain() === null) await state.endpoint.stop();
 	});
 	pi.registerCommand("a2a", {
 		description: "A2A bridge: status, tokens, token add|revoke NAME, rotate [NAME], mcp-json [NAME], deny-queue NAME",

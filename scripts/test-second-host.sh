@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `npm run test:host2`: on a second host, omp 18.1.16 (the version the design was first written for), the
-# protocol end-to-end tests again, and that every tool call is refused there: its approval gate runs a call
-# the bridge makes in yolo whatever the host's settings say (host fact approval-gate). It installs that omp with npm beside the checkout in
+# `npm run test:host2`: the protocol, client and probe end-to-end tests again on a second host, omp 18.1.16
+# (the version the design was first written for), and that its approval gate, which reads the settings only
+# from a call's context, asks as the host's mode says for the bridge's calls (test/e2e/host/old-host.test.ts). It installs that omp with npm beside the checkout in
 # .ci/omp-18.1.16/ (git-ignored; npm's cache makes a rerun quick) and points the tests at it (A2A_TEST_OMP).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,4 +22,5 @@ if [[ $old_version != "omp/$old_omp" ]]; then
 	exit 1
 fi
 A2A_TEST_OMP="$PWD/$old_cli" exec timeout --kill-after=30s 10m bun test --timeout 120000 \
-	test/e2e/core/pipeline.test.ts test/e2e/host/old-host.test.ts
+	test/e2e/core/pipeline.test.ts test/e2e/core/clients.test.ts test/e2e/headless/probe.test.ts \
+	test/e2e/host/old-host.test.ts

@@ -2,14 +2,14 @@
  * Host adapter: turns the Main session's tool registry into MCP tools and runs calls through the
  * host's own wrapper (approval gate included). The host is reached only through `HostAccess`,
  * which the entry fills from the live process; tests pass a fake.
- * Invariants: catalog, gate and execution read the same registry at each call; `execute` gets an
- * `undefined` context so the gate applies Main's settings; arguments pass the tool's own schema first
- * (host/validate.ts); a failed TUI emit never alters a result.
+ * Invariants: catalog, gate and execution read the same registry at each call; `execute` gets the
+ * context the gate's trial chose, so the gate applies Main's settings (gate-check.ts); arguments pass
+ * the tool's own schema first (host/validate.ts); a failed TUI emit never alters a result.
  */
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { Catalog } from "./catalog.ts";
-import { isBehindGate } from "./gate-check.ts";
+import { gateFor } from "./gate-check.ts";
 import { lendCallSignal, type PromptUi, type Retitle, withCallSignal } from "./prompt-signal.ts";
 import { approvalTitle, dialogRowWidth, dialogTitle, hostDetails } from "./prompt-text.ts";
 import {
@@ -70,7 +70,8 @@ export class HostBridge {
 		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
 		if (!tool) return refusal(notExposed(req.name));
 		// Only through omp's own gate: a tool reached around it would run unprompted (facts-probe.ts).
-		if (!(await isBehindGate(tool, main))) return refusal(notGated(req.name));
+		const gate = await gateFor(tool, main);
+		if (gate === null) return refusal(notGated(req.name));
 		const checked = checkArgs(this.#host, tool, req.name, req.args);
 		if (!checked.ok) return { ...refusal(checked.why), invalidArgs: checked.why };
 		const args = checked.args;
@@ -90,7 +91,7 @@ export class HostBridge {
 			if (typeof ui?.select === "function") lendCallSignal(ui);
 			const result = await withCallSignal(
 				req.signal,
-				() => tool.execute(req.callId, args, req.signal, onUpdate, undefined),
+				() => tool.execute(req.callId, args, req.signal, onUpdate, gate.context as { settings: unknown } | undefined),
 				{ token: req.caller.tokenName, take: onEnd => req.take("prompts", onEnd) },
 				this.#retitle(req, tool, args),
 			);

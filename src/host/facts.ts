@@ -5,7 +5,7 @@
  */
 
 /** The omp versions every fact was seen to hold on (the test hosts); docs/guide/install.md says the same. @internal */
-export const KNOWN_GOOD = "omp 18.2.3";
+export const KNOWN_GOOD = "omp 18.1.16 and 18.2.3";
 
 /** The facts, by the names stderr and `/a2a` use. */
 export type FactId =

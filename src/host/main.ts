@@ -11,6 +11,7 @@ import { errorText } from "../text/error-text.ts";
 import type { HostAccess, HostSession } from "./bridge.ts";
 import type { FactCheck } from "./facts.ts";
 import { factsFor } from "./facts-probe.ts";
+import { tryGates } from "./gate-check.ts";
 import { TOOL_FAILED } from "./shapes.ts";
 
 const { AgentRegistry } = agent;
@@ -99,4 +100,20 @@ export function blobCwd(): string | null {
  */
 export function liveFacts(): readonly FactCheck[] {
 	return factsFor({ registry: AgentRegistry, ai: ai as unknown as Record<string, unknown> }, liveMain(), logLine);
+}
+
+/** At start: every gate class among Main's tools tried first (bounded, 2 s each), then the facts probed. */
+export async function factsAtStart(): Promise<void> {
+	const main = liveMain();
+	if (main !== null) {
+		try {
+			await tryGates(
+				main.getAllToolNames().map(n => main.getToolByName(n)),
+				main,
+			);
+		} catch {
+			// A host that throws here is named by the probe below.
+		}
+	}
+	liveFacts();
 }

@@ -30,7 +30,8 @@ export interface HostTool {
 		params: unknown,
 		signal?: AbortSignal,
 		onUpdate?: (partial: HostToolResult) => void,
-		context?: undefined,
+		/** None on omp 18.2.1 on; Main's settings alone where the gate reads them only from here (gate-check.ts). */
+		context?: { settings: unknown },
 	): Promise<HostToolResult>;
 }
 

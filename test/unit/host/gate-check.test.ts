@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
 import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { checkHost } from "../../../src/host/facts-probe.ts";
-import { gateShapeWhy, isBehindGate } from "../../../src/host/gate-check.ts";
+import { gateFor, gateShapeWhy } from "../../../src/host/gate-check.ts";
 import { fakeHost, type Obj } from "../../helpers/fact-host.ts";
 import { callReq } from "../../helpers/gate.ts";
 
@@ -63,7 +63,8 @@ describe("approval-gate trial", () => {
 			{ name: "read", execute: async () => ({ content: [] }) },
 			runner,
 		);
-		expect(await isBehindGate(real, h.session)).toBe(true);
+		// omp 18.2.3 takes Main's settings from the runner: the call goes with no context.
+		expect(await gateFor(real, h.session)).toEqual({ context: undefined });
 	});
 
 	const failing: Array<[string, ReturnType<typeof gateClass>, string]> = [
@@ -91,6 +92,50 @@ describe("approval-gate trial", () => {
 			expect(lines.filter(l => l.includes("'approval-gate'"))).toHaveLength(1);
 		}, 10_000);
 	}
+
+	test("a gate that asks only when the call's context carries the settings (omp before 18.2.1): calls go with Main's settings as the context", async () => {
+		const seen: unknown[] = [];
+		const Cls = gateClass(async () => {}); // execute replaced below: it reads the context
+		const OldGate = class extends Cls {
+			override execute(...a: unknown[]): Promise<unknown> {
+				const context = a[4] as { settings?: { get(k: string): unknown } } | undefined;
+				seen.push(context);
+				const mode = context?.settings?.get("tools.approvalMode") ?? "yolo";
+				const runner = this.runner as {
+					getUIContext(): { select(t: string, o: string[]): Promise<string> } | undefined;
+				};
+				if (mode === "yolo") return this.tool.execute(...a);
+				const ui = runner.getUIContext();
+				return (ui?.select("Allow tool", ["Approve", "Deny"]) ?? Promise.resolve("Deny")).then(c =>
+					c === "Approve" ? this.tool.execute(...a) : Promise.reject(new Error("Tool call denied by user")),
+				);
+			}
+		};
+		const { h, ran } = mainWith(OldGate);
+		(h.session.settings as Obj).get = (k: string) => (k === "tools.approvalMode" ? "always-ask" : undefined);
+		expect(await gateFor(h.tools.bash, h.session)).toEqual({ context: { settings: h.session.settings } });
+		seen.length = 0;
+		const asked: string[] = [];
+		const ui = {
+			select: async (t: string) => {
+				asked.push(t);
+				return "Deny";
+			},
+		};
+		(h.session.extensionRunner as Obj).getUIContext = () => ui;
+		const ended = new AbortController().signal;
+		const out = await bridgeOver(h).callTool({
+			...callReq("bash", { command: "id" }),
+			take: kind => ({ ok: true, slot: { kind, tokenName: "owner", ended, release() {} } }),
+		});
+		// Main's always-ask reached the gate through the context: it asked, Deny refused, nothing ran.
+		expect({ error: out.isError, asked: asked.length, ran, context: seen[0] }).toEqual({
+			error: true,
+			asked: 1,
+			ran: [],
+			context: { settings: h.session.settings },
+		});
+	});
 
 	test("a failed trial found after the start makes a new probe, said once on stderr", async () => {
 		const { h } = mainWith(gateClass(t => t.execute()));
