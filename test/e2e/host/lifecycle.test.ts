@@ -42,7 +42,8 @@ async function waitNotify(h: Host, pred: (m: string) => boolean, timeoutMs = 20_
 describe("config", () => {
 	test("absent config -> created 0600, tab-indented, 43-char token, the bound port written back, announced with its prefix", async () => {
 		const h = await boot({ config: null });
-		const msg = await waitNotify(h, m => m.startsWith("A2A bridge listening on"));
+		// No port to wait for (it is chosen at start): the wait covers the whole boot, slow on a loaded machine.
+		const msg = await waitNotify(h, m => m.startsWith("A2A bridge listening on"), 45_000);
 		const text = readFileSync(h.configPath, "utf8");
 		const cfg = JSON.parse(text);
 		expect(statSync(h.configPath).mode & 0o777).toBe(0o600);
