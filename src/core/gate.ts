@@ -67,7 +67,7 @@ export class Gate {
 			r = checkHostOrigin(host, origin, isLoopbackBind, allowedOrigins, bindHost);
 			this.#hostMemo = { host, origin, result: r };
 		}
-		return r.ok ? undefined : refuse(route, r.kind);
+		return r.ok ? undefined : refuse(route, r.code);
 	}
 
 	method(req: Request, route: Route): Guard {
@@ -85,7 +85,7 @@ export class Gate {
 		if (this.#unauthorized === 1 || this.#unauthorized % UNAUTHORIZED_LOG_EVERY === 0) {
 			this.#log(`a2a-bridge: ${this.#unauthorized} unauthorized request(s) refused so far`);
 		}
-		const challenge = r.kind === "invalid_token" ? INVALID_TOKEN_CHALLENGE : `Bearer realm="${REALM}"`;
-		return refuse(route, r.kind, { "www-authenticate": challenge });
+		const challenge = r.code === "invalid_token" ? INVALID_TOKEN_CHALLENGE : `Bearer realm="${REALM}"`;
+		return refuse(route, r.code, { "www-authenticate": challenge });
 	}
 }

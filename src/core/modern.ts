@@ -97,7 +97,7 @@ export class ModernMcp {
 			method: h.get("mcp-method"),
 			name: h.get("mcp-name"),
 		});
-		if (!check.ok) return rpcError(check.kind, msg.id);
+		if (!check.ok) return rpcError(check.code, msg.id);
 		return this.#methods.dispatch(msg, { who, client: check.client, req, conn });
 	}
 }

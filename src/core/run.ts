@@ -3,7 +3,15 @@
  * awaited before the tool runs, the `done` before the caller is answered, also on failure. The run
  * says how it ended and whether the tool still runs; the table alone decides what that means for the slot.
  */
-import type { BridgeDeps, CallAudit, CallerInfo, InFlightCall, ToolCallOutcome, ToolCallRequest } from "./types.ts";
+import type {
+	BridgeDeps,
+	CallAudit,
+	CallerInfo,
+	InFlightCall,
+	Settled,
+	ToolCallOutcome,
+	ToolCallRequest,
+} from "./types.ts";
 
 /** What the table hands the run of one call. */
 export interface CallRun {
@@ -27,7 +35,7 @@ export interface CallRun {
 
 /** How a run ended: the outcome (null: cancelled) or the bridge's own failure, and the tool's work if it goes on. */
 export interface CallEnd {
-	outcome: { ok: true; value: ToolCallOutcome | null } | { ok: false; error: unknown };
+	outcome: Settled<ToolCallOutcome | null>;
 	/** The tool's promise when the caller was answered before the tool stopped (a cancel), else null. */
 	stillRunning: Promise<unknown> | null;
 }

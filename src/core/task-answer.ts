@@ -99,7 +99,7 @@ export function taskMethod(
 ): Response {
 	if (!declaresTasks(msg.params)) return era.error("missing_client_capability", msg.id, undefined, REQUIRED_TASKS_DATA);
 	const p = parseTaskParams(msg.method, msg.params);
-	if (!p.ok) return era.error("invalid_params", msg.id, p.message);
+	if (!p.ok) return era.error("invalid_params", msg.id, p.why);
 	if (msg.method === "tasks/get") {
 		const task = store.get(tokenName, p.taskId);
 		return task === undefined ? era.error("task_not_found", msg.id) : era.result(msg.id, taskWire(task));

@@ -94,11 +94,12 @@ describe("checkModernRequest", () => {
 		test(`${what} -> envelope_invalid (-32602)`, () => {
 			expect(checkModernRequest("tools/list", params, heads("tools/list"))).toEqual({
 				ok: false,
-				kind: "envelope_invalid",
+				code: "envelope_invalid",
+				why: expect.any(String),
 			});
 		});
 	}
-	const mismatch = { ok: false, kind: "header_mismatch" } as const;
+	const mismatch = { ok: false, code: "header_mismatch", why: expect.any(String) } as const;
 	test("envelope version differs from the header -> header_mismatch", () => {
 		const params = { _meta: meta({ [META_VERSION]: "2025-11-25" }) };
 		expect(checkModernRequest("tools/list", params, heads("tools/list"))).toEqual(mismatch);
