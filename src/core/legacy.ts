@@ -93,7 +93,7 @@ export class LegacyMcp {
 				? asked
 				: LATEST_LEGACY_VERSION;
 		const client = clientName(params?.clientInfo);
-		const opened = this.#d.sessions.create(who.secretDigest, version, { tokenName: who.tokenName, client });
+		const opened = this.#d.sessions.create(who.secretDigest, { tokenName: who.tokenName, client });
 		if (!opened.ok) return rpcError("server_busy", id);
 		const result = {
 			protocolVersion: version,

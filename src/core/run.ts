@@ -14,7 +14,7 @@ import type {
 } from "./types.ts";
 
 /** What the table hands the run of one call. */
-export interface CallRun {
+export interface RunInputs {
 	call: InFlightCall;
 	args: Record<string, unknown>;
 	caller: CallerInfo;
@@ -41,7 +41,7 @@ export interface CallEnd {
 }
 
 /** Runs one call between its two audit records; never rejects: a failure is in the returned `outcome`. */
-export async function runCall(deps: BridgeDeps, run: CallRun): Promise<CallEnd> {
+export async function runCall(deps: BridgeDeps, run: RunInputs): Promise<CallEnd> {
 	const { call, closed } = run;
 	let task: string | undefined;
 	run.detached?.then(id => {
@@ -75,7 +75,7 @@ interface Records {
 function auditBracket(
 	audit: CallAudit | undefined,
 	call: InFlightCall,
-	run: CallRun,
+	run: RunInputs,
 	task: () => string | undefined,
 ): Records {
 	const { tokenName, client } = run.caller;
@@ -97,7 +97,7 @@ function auditBracket(
 }
 
 /** Hands the call to the host; `stillRunning` is the tool's promise while it has not settled. */
-function startTool(deps: BridgeDeps, run: CallRun, begin: () => Promise<void>) {
+function startTool(deps: BridgeDeps, run: RunInputs, begin: () => Promise<void>) {
 	const { call, progress, backgrounded } = run;
 	let settled = false;
 	// An async wrapper: a host that throws at once fails like one that rejects.

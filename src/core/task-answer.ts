@@ -5,7 +5,7 @@
  * unknown one. The window is timed on the server's clock.
  */
 import { errorDetail } from "../text/error-text.ts";
-import { type AnswerPort, callResult, plainAnswer, type RunningCall } from "./answers.ts";
+import { type AnswerPort, type CallToAnswer, callResult, plainAnswer } from "./answers.ts";
 import { errorObject, rpcResult } from "./errors.ts";
 import type { EraReplies, RpcRequest } from "./methods.ts";
 import { abort } from "./run.ts";
@@ -68,9 +68,9 @@ function withinWindow<T>(clock: Clock, ms: number, outcome: Promise<T>): Promise
 }
 
 /** Makes the call the task `taskId`, finished by the call's outcome; false when its token has no room. */
-function becomeTask(store: TaskStore, taskId: string, r: RunningCall): boolean {
+function becomeTask(store: TaskStore, taskId: string, r: CallToAnswer): boolean {
 	const { call } = r;
-	const info = { tokenName: call.tokenName, client: call.client, tool: call.tool, cancel: () => abort(call) };
+	const info = { tokenName: call.tokenName, cancel: () => abort(call) };
 	if (!store.create(taskId, info)) return false;
 	r.outcome.then(
 		outcome => store.finish(taskId, taskOutcome(outcome, r.era)),
