@@ -121,7 +121,7 @@ export function authenticate(header: string | null, tokens: TokenSet): AuthOutco
 }
 
 export type HostOriginResult = { ok: true } | { ok: false; code: "forbidden_host" | "forbidden_origin"; why: string };
-const badHost = { ok: false, code: "forbidden_host", why: "the Host name is not a loopback name" } as const;
+const badHost: HostOriginResult = { ok: false, code: "forbidden_host", why: "the Host name is not a loopback name" };
 const badOrigin = (why: string): HostOriginResult => ({ ok: false, code: "forbidden_origin", why });
 
 const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);
