@@ -83,8 +83,8 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 		// Opted out of the pipeline's body read: uploads stream their body, watched by upload.ts's `watchIdentity`.
 		body: "stream",
 		bounds: { uploads: MAX_UPLOADS_IN_FLIGHT, downloads: MAX_DOWNLOADS_IN_FLIGHT, digests: MAX_HASH_JOBS },
-		handle: async (req, route) => {
-			const ctx = requestCtx(req, route, deps, shared);
+		handle: async (req, routeCtx) => {
+			const ctx = requestCtx(req, routeCtx, deps, shared);
 			const params = requestTarget(req.url).searchParams;
 			const forbidden = blobRefusal(deps.config().blob, req.method);
 			if (forbidden !== null) return ctx.refuse(params.get("path"), null, "forbidden", forbidden);
@@ -101,10 +101,14 @@ export function createBlobRoute(deps: BlobDeps, locks = new FileLocks()): ExtraR
 }
 
 /** The request's audit note, refusal and the rest of what its handlers share (blob/context.ts). */
-function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: Shared): Ctx & { record: Recorder } {
+function requestCtx(req: Request, routeCtx: RouteContext, deps: BlobDeps, shared: Shared): Ctx & { record: Recorder } {
 	const writes = isUpload(req.method);
 	const tool = writes ? "blob:write" : "blob:read";
-	const who = { sid: route.sid, tokenName: route.tokenName, ...(route.client ? { client: route.client } : {}) };
+	const who = {
+		sid: routeCtx.sid,
+		tokenName: routeCtx.tokenName,
+		...(routeCtx.client ? { client: routeCtx.client } : {}),
+	};
 	const id = crypto.randomUUID();
 	const record = (path: string | null, offset: number | null, bytes: number, error?: string): AuditRecord => {
 		const isError = error !== undefined;
@@ -133,11 +137,11 @@ function requestCtx(req: Request, route: RouteContext, deps: BlobDeps, shared: S
 		log: deps.log,
 		digests: shared.digests,
 		hashes: shared.hashes,
-		tokenName: route.tokenName,
-		take: route.take,
-		recheck: route.recheck,
-		conn: route.conn,
-		...(route.ended ? { ended: route.ended } : {}),
+		tokenName: routeCtx.tokenName,
+		take: routeCtx.take,
+		recheck: routeCtx.recheck,
+		conn: routeCtx.conn,
+		...(routeCtx.ended ? { ended: routeCtx.ended } : {}),
 		stallMs: deps.stallMs ?? BLOB_STALL_MS,
 	};
 }

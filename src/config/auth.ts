@@ -104,16 +104,25 @@ export class TokenSet {
 	}
 }
 
-export type AuthOutcome = { ok: true; who: Identity } | { ok: false; kind: "unauthorized" | "invalid_token" };
+/** The caller's identity, or the error row refusing it (`code`, core/errors.ts) and why, in core's refusal shape. */
+export type AuthOutcome =
+	| { ok: true; who: Identity }
+	| { ok: false; code: "unauthorized" | "invalid_token"; why: string };
 
 export function authenticate(header: string | null, tokens: TokenSet): AuthOutcome {
 	const parsed = parseBearer(header);
-	if (parsed.kind !== "bearer" || parsed.secret === "") return { ok: false, kind: "unauthorized" };
+	if (parsed.kind !== "bearer" || parsed.secret === "") {
+		return { ok: false, code: "unauthorized", why: "no Bearer secret in the Authorization header" };
+	}
 	const who = tokens.identify(parsed.secret);
-	return who === null ? { ok: false, kind: "invalid_token" } : { ok: true, who };
+	return who === null
+		? { ok: false, code: "invalid_token", why: "the secret is not a live token's" }
+		: { ok: true, who };
 }
 
-export type HostOriginResult = { ok: true } | { ok: false; kind: "forbidden_host" | "forbidden_origin" };
+export type HostOriginResult = { ok: true } | { ok: false; code: "forbidden_host" | "forbidden_origin"; why: string };
+const badHost: HostOriginResult = { ok: false, code: "forbidden_host", why: "the Host name is not a loopback name" };
+const badOrigin = (why: string): HostOriginResult => ({ ok: false, code: "forbidden_origin", why });
 
 const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
@@ -138,22 +147,22 @@ export function checkHostOrigin(
 	const name = host === null ? null : hostName(host);
 	const bound = bindHost === undefined ? null : hostName(urlHost(bindHost));
 	const isLoopbackName = name !== null && (LOOPBACK_NAMES.has(name) || name === bound);
-	if (isLoopbackBind && !isLoopbackName) return { ok: false, kind: "forbidden_host" };
+	if (isLoopbackBind && !isLoopbackName) return badHost;
 	if (origin === null) return { ok: true };
 	let presented: string;
 	try {
 		presented = new URL(origin).origin;
 	} catch {
-		return { ok: false, kind: "forbidden_origin" };
+		return badOrigin("the Origin is not a URL");
 	}
-	if (presented === "null") return { ok: false, kind: "forbidden_origin" };
+	if (presented === "null") return badOrigin("the Origin is opaque (null)");
 	if (allowedOrigins.includes(presented)) return { ok: true };
-	if (host === null) return { ok: false, kind: "forbidden_origin" };
+	if (host === null) return badOrigin("an Origin without a Host to compare it with");
 	let self: string;
 	try {
 		self = new URL(`http://${host.trim()}`).origin;
 	} catch {
-		return { ok: false, kind: "forbidden_origin" };
+		return badOrigin("the Host cannot form an origin");
 	}
-	return presented === self ? { ok: true } : { ok: false, kind: "forbidden_origin" };
+	return presented === self ? { ok: true } : badOrigin("the Origin is neither the Host's nor an allowed one");
 }

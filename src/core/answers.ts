@@ -12,7 +12,7 @@ import { acceptsEventStream, SseStream, type SseTimings } from "./progress.ts";
 import type { Clock, Connection, InFlightCall, ToolCallOutcome } from "./types.ts";
 
 /** A call the table has registered and started, as its port gets it. */
-export interface RunningCall {
+export interface CallToAnswer {
 	id: RpcId;
 	/** The table's record of the call: who made it, its tool; `abort` stops it. */
 	call: InFlightCall;
@@ -31,7 +31,7 @@ export interface AnswerPort {
 	backgrounded?: () => void;
 	/** The task id once the call goes on without its request (a task handle was sent); never settles otherwise. */
 	detached?: Promise<string>;
-	answer(running: RunningCall): Response | Promise<Response>;
+	answer(handed: CallToAnswer): Response | Promise<Response>;
 }
 
 /** The result of a finished call as the era carries it. */

@@ -1,22 +1,24 @@
-import { type ErrorKind, rpcError } from "./errors.ts";
+import { rpcError } from "./errors.ts";
 import { recheck } from "./gate.ts";
-import { type Envelope, parseEnvelope, parseJsonBody } from "./jsonrpc.ts";
+import { type Envelope, parseEnvelope, parseJsonBody, requestIdOf } from "./jsonrpc.ts";
+import type { Refused } from "./types.ts";
 
-export type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; kind: ErrorKind };
+export type BodyRead = { ok: true; bytes: Uint8Array } | Refused<"body_too_large">;
 
 /**
  * Reads at most `max` bytes. Content-Length is trusted only without Transfer-Encoding
  * (RFC 9112 §6.3); otherwise the stream is counted and dropped the moment it crosses the limit.
  */
 export async function readBodyLimited(req: Request, max: number): Promise<BodyRead> {
+	const tooLarge: BodyRead = { ok: false, code: "body_too_large", why: `request body larger than ${max} bytes` };
 	const declared = req.headers.get("content-length");
 	const chunked = req.headers.get("transfer-encoding") !== null;
-	if (declared !== null && !chunked && Number(declared) > max) return { ok: false, kind: "body_too_large" };
+	if (declared !== null && !chunked && Number(declared) > max) return tooLarge;
 	// A declared length without Transfer-Encoding lets the runtime read the body in one piece and stop
 	// there, so the limit holds. This path never touches `req.body`, which would build a stream for nothing.
 	if (declared !== null && !chunked) {
 		const bytes = await req.bytes();
-		return bytes.byteLength > max ? { ok: false, kind: "body_too_large" } : { ok: true, bytes };
+		return bytes.byteLength > max ? tooLarge : { ok: true, bytes };
 	}
 	if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
 	const reader = req.body.getReader();
@@ -28,7 +30,7 @@ export async function readBodyLimited(req: Request, max: number): Promise<BodyRe
 		total += value.byteLength;
 		if (total > max) {
 			await reader.cancel().catch(() => {});
-			return { ok: false, kind: "body_too_large" };
+			return tooLarge;
 		}
 		chunks.push(value);
 	}
@@ -55,6 +57,6 @@ export async function readMessage(
 	const json = parseJsonBody(body.bytes);
 	if (!json.ok) return rpcError("parse_error");
 	const env = parseEnvelope(json.value);
-	if (!env.ok) return rpcError("invalid_request", env.id);
+	if (!env.ok) return rpcError("invalid_request", requestIdOf(json.value));
 	return (who && recheck(who, "mcp")) ?? env.value;
 }

@@ -5,3 +5,6 @@
 import type { Method } from "./methods.ts";
 
 export const BOTH_ERAS: Readonly<Record<string, Method<unknown>>> = {};
+
+/** The capabilities both eras declare (`initialize`, `server/discover`): a method's capability goes beside its row. */
+export const BOTH_ERAS_CAPABILITIES: Readonly<Record<string, unknown>> = { tools: { listChanged: false } };

@@ -12,21 +12,21 @@ const OAUTH_PATHS = new Set(["/authorize", "/token", "/register"]);
 const MCP_METHODS = ["POST", "DELETE"] as const;
 
 export type Guard = Response | undefined;
-/** "mcp" for the MCP endpoint, otherwise the path of an extra route. */
-export type Route = "mcp" | string;
+/** Which route a request is for: "mcp" for the MCP endpoint, otherwise the path of an extra route. */
+export type RouteName = "mcp" | string;
 
 /** Pipeline refusals speak the route's language: JSON-RPC on MCP, `{error, code}` elsewhere. */
-export const refuse = (route: Route, kind: ErrorKind, headers: Record<string, string> = {}): Response =>
-	route === "mcp" ? rpcError(kind, null, headers) : routeError(kind, headers);
+export const refuse = (routeName: RouteName, kind: ErrorKind, headers: Record<string, string> = {}): Response =>
+	routeName === "mcp" ? rpcError(kind, null, headers) : routeError(kind, headers);
 
 /**
  * Contract §16: the identity checked on the headers is checked again once the body is in, before any
  * work starts; a secret revoked or rotated meanwhile gets the 401 a new request with it would get. Called
  * only where a body is read: `readMessage` (both eras) and the routes' body duty (route-kit.ts).
  */
-export function recheck(who: { ended?: AbortSignal }, route: Route): Response | undefined {
+export function recheck(who: { ended?: AbortSignal }, routeName: RouteName): Response | undefined {
 	return who.ended?.aborted
-		? refuse(route, "invalid_token", { "www-authenticate": INVALID_TOKEN_CHALLENGE })
+		? refuse(routeName, "invalid_token", { "www-authenticate": INVALID_TOKEN_CHALLENGE })
 		: undefined;
 }
 
@@ -49,13 +49,13 @@ export class Gate {
 		return this.tokens.secret(OWNER) ?? "";
 	}
 
-	route(path: string): Route | null {
+	routeName(path: string): RouteName | null {
 		if (path === "/" || path === "/mcp") return "mcp";
 		if (path.startsWith("/.well-known/") || OAUTH_PATHS.has(path)) return null;
 		return this.#opts.routes?.[path] ? path : null;
 	}
 
-	hostOrigin(req: Request, route: Route): Guard {
+	hostOrigin(req: Request, routeName: RouteName): Guard {
 		const host = req.headers.get("host");
 		const origin = req.headers.get("origin");
 		// A client sends the same Host (and Origin) on every request: the last verdict is reused.
@@ -67,25 +67,26 @@ export class Gate {
 			r = checkHostOrigin(host, origin, isLoopbackBind, allowedOrigins, bindHost);
 			this.#hostMemo = { host, origin, result: r };
 		}
-		return r.ok ? undefined : refuse(route, r.kind);
+		return r.ok ? undefined : refuse(routeName, r.code);
 	}
 
-	method(req: Request, route: Route): Guard {
-		const allowed: readonly string[] = route === "mcp" ? MCP_METHODS : (this.#opts.routes?.[route]?.methods ?? []);
+	method(req: Request, routeName: RouteName): Guard {
+		const allowed: readonly string[] =
+			routeName === "mcp" ? MCP_METHODS : (this.#opts.routes?.[routeName]?.methods ?? []);
 		return allowed.includes(req.method)
 			? undefined
-			: refuse(route, "method_not_allowed", { allow: allowed.join(", ") });
+			: refuse(routeName, "method_not_allowed", { allow: allowed.join(", ") });
 	}
 
 	/** The caller's token name and secret digest, or the 401 to answer with. */
-	auth(req: Request, route: Route): Identity | Response {
+	auth(req: Request, routeName: RouteName): Identity | Response {
 		const r = authenticate(req.headers.get("authorization"), this.tokens);
 		if (r.ok) return r.who;
 		this.#unauthorized++;
 		if (this.#unauthorized === 1 || this.#unauthorized % UNAUTHORIZED_LOG_EVERY === 0) {
 			this.#log(`a2a-bridge: ${this.#unauthorized} unauthorized request(s) refused so far`);
 		}
-		const challenge = r.kind === "invalid_token" ? INVALID_TOKEN_CHALLENGE : `Bearer realm="${REALM}"`;
-		return refuse(route, r.kind, { "www-authenticate": challenge });
+		const challenge = r.code === "invalid_token" ? INVALID_TOKEN_CHALLENGE : `Bearer realm="${REALM}"`;
+		return refuse(routeName, r.code, { "www-authenticate": challenge });
 	}
 }

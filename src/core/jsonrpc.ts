@@ -10,7 +10,7 @@ export type Envelope =
 	| { kind: "notification"; method: string; params: Record<string, unknown> | undefined }
 	| { kind: "response"; id: RpcId };
 
-export type EnvelopeParse = { ok: true; value: Envelope } | { ok: false; id: RpcId | null };
+export type EnvelopeParse = { ok: true; value: Envelope } | Refused;
 
 export const isRecord = (v: unknown): v is Record<string, unknown> =>
 	typeof v === "object" && v !== null && !Array.isArray(v);
@@ -33,19 +33,25 @@ export function parseJsonBody(bytes: Uint8Array): { ok: true; value: unknown } |
 	}
 }
 
+/** The id an invalid message's error answer echoes: its own when readable, else null (JSON-RPC §5). */
+export function requestIdOf(value: unknown): RpcId | null {
+	return isRecord(value) && isId(value.id) ? value.id : null;
+}
+
 export function parseEnvelope(value: unknown): EnvelopeParse {
-	if (!isRecord(value)) return { ok: false, id: null };
-	const id = isId(value.id) ? value.id : null;
-	if (value.jsonrpc !== "2.0") return { ok: false, id };
+	const bad = (why: string): Refused => ({ ok: false, why });
+	if (!isRecord(value)) return bad("the message is not a JSON object");
+	const id = requestIdOf(value);
+	if (value.jsonrpc !== "2.0") return bad('jsonrpc is not "2.0"');
 	if ("method" in value) {
 		const { method, params } = value;
-		if (typeof method !== "string" || method === "") return { ok: false, id };
+		if (typeof method !== "string" || method === "") return bad("method is not a non-empty string");
 		// MCP params are always objects; positional (array) params have no meaning here.
-		if (params !== undefined && !isRecord(params)) return { ok: false, id };
+		if (params !== undefined && !isRecord(params)) return bad("params is not an object");
 		if (!("id" in value)) return { ok: true, value: { kind: "notification", method, params } };
-		if (id === null) return { ok: false, id: null };
+		if (id === null) return bad("the request's id is neither a string nor a finite number");
 		return { ok: true, value: { kind: "request", id, method, params } };
 	}
 	if (id !== null && "result" in value !== "error" in value) return { ok: true, value: { kind: "response", id } };
-	return { ok: false, id };
+	return bad("neither a request, a notification nor a response");
 }

@@ -4,7 +4,7 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
-import { BOTH_ERAS } from "./both-eras.ts";
+import { BOTH_ERAS, BOTH_ERAS_CAPABILITIES } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { clientName } from "./client-name.ts";
 import { type RpcId, rpcError, rpcResult } from "./errors.ts";
@@ -93,11 +93,11 @@ export class LegacyMcp {
 				? asked
 				: LATEST_LEGACY_VERSION;
 		const client = clientName(params?.clientInfo);
-		const opened = this.#d.sessions.create(who.secretDigest, version, { tokenName: who.tokenName, client });
+		const opened = this.#d.sessions.create(who.secretDigest, { tokenName: who.tokenName, client });
 		if (!opened.ok) return rpcError("server_busy", id);
 		const result = {
 			protocolVersion: version,
-			capabilities: { tools: { listChanged: false } },
+			capabilities: BOTH_ERAS_CAPABILITIES,
 			serverInfo: this.#d.serverInfo,
 			instructions: this.#d.instructions(),
 		};

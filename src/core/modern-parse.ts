@@ -6,6 +6,7 @@
 import { clientName } from "./client-name.ts";
 import { isRecord } from "./jsonrpc.ts";
 import { TASK_METHODS } from "./task-parse.ts";
+import type { Refused } from "./types.ts";
 
 /** @internal */
 export const META_VERSION = "io.modelcontextprotocol/protocolVersion";
@@ -45,9 +46,13 @@ export interface RoutingHeaders {
 	name: string | null;
 }
 
-export type ModernCheck =
-	| { ok: true; client: string | null }
-	| { ok: false; kind: "envelope_invalid" | "header_mismatch" };
+export type ModernCheck = { ok: true; client: string | null } | Refused<"envelope_invalid" | "header_mismatch">;
+
+const mismatch = (header: string): ModernCheck => ({
+	ok: false,
+	code: "header_mismatch",
+	why: `${header} does not match the body`,
+});
 
 /**
  * The modern request ladder, first failure wins (the order of the reference server): the
@@ -61,18 +66,18 @@ export function checkModernRequest(
 ): ModernCheck {
 	const meta = params?._meta;
 	if (!isRecord(meta) || !(META_VERSION in meta) || !(META_CAPABILITIES in meta)) {
-		return { ok: false, kind: "envelope_invalid" };
+		return { ok: false, code: "envelope_invalid", why: "params._meta lacks the protocol version or the capabilities" };
 	}
 	if (headers.version === null || headers.version.trim() !== meta[META_VERSION]) {
-		return { ok: false, kind: "header_mismatch" };
+		return mismatch("MCP-Protocol-Version");
 	}
-	if (decodeHeaderValue(headers.method) !== method) return { ok: false, kind: "header_mismatch" };
+	if (decodeHeaderValue(headers.method) !== method) return mismatch("Mcp-Method");
 	if (method === "tools/call" && typeof params?.name === "string") {
-		if (decodeHeaderValue(headers.name) !== params.name) return { ok: false, kind: "header_mismatch" };
+		if (decodeHeaderValue(headers.name) !== params.name) return mismatch("Mcp-Name (the tool)");
 	}
 	// Tasks extension: `Mcp-Name` carries the task id on its methods (a missing id fails later, as params).
 	if (TASK_METHODS.includes(method) && typeof params?.taskId === "string") {
-		if (decodeHeaderValue(headers.name) !== params.taskId) return { ok: false, kind: "header_mismatch" };
+		if (decodeHeaderValue(headers.name) !== params.taskId) return mismatch("Mcp-Name (the task id)");
 	}
 	return { ok: true, client: clientName(meta[META_CLIENT_INFO]) };
 }

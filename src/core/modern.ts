@@ -5,7 +5,7 @@
  */
 import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
-import { BOTH_ERAS } from "./both-eras.ts";
+import { BOTH_ERAS, BOTH_ERAS_CAPABILITIES } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
 import { type ErrorKind, rpcError } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
@@ -97,7 +97,7 @@ export class ModernMcp {
 			method: h.get("mcp-method"),
 			name: h.get("mcp-name"),
 		});
-		if (!check.ok) return rpcError(check.kind, msg.id);
+		if (!check.ok) return rpcError(check.code, msg.id);
 		return this.#methods.dispatch(msg, { who, client: check.client, req, conn });
 	}
 }
@@ -105,7 +105,7 @@ export class ModernMcp {
 function discover(deps: ModernDeps): Record<string, unknown> {
 	return {
 		supportedVersions: SERVED_VERSIONS,
-		capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
+		capabilities: { ...BOTH_ERAS_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
 		instructions: deps.instructions(),
 		ttlMs: TOOLS_TTL_MS,
 		cacheScope: "private",

@@ -9,7 +9,7 @@
  */
 import { readBodyLimited } from "./body.ts";
 import { type RefusalExtra, routeRefusal } from "./errors.ts";
-import type { ExtraRoute, RouteContext } from "./types.ts";
+import type { ExtraRoute, RouteContext, Settled } from "./types.ts";
 
 /** A route's refusal codes and their HTTP statuses; docs/protocol.md carries each table (held by a test). */
 type RefusalTable = Readonly<Record<string, number>>;
@@ -40,7 +40,7 @@ export async function readRouteBody(
 	refuse: (code: "body_too_large", message: string) => Response,
 ): Promise<Uint8Array | Response> {
 	const body = await readBodyLimited(req, max);
-	if (!body.ok) return refuse("body_too_large", `request body larger than ${max} bytes`);
+	if (!body.ok) return refuse(body.code, body.why);
 	return ctx.recheck() ?? body.bytes;
 }
 
@@ -55,7 +55,7 @@ export async function serveRoute(route: ExtraRoute, req: Request, ctx: RouteCont
 
 /** How a streamed body went: what `pipe` gave or threw, and whether the caller's secret ended on its way. */
 export interface Watched<T> {
-	piped: { ok: true; value: T } | { ok: false; error: unknown };
+	piped: Settled<T>;
 	/** The secret ended while the body came in or by the time it was in: nothing of the body may act. */
 	ended: boolean;
 }

@@ -3,10 +3,18 @@
  * awaited before the tool runs, the `done` before the caller is answered, also on failure. The run
  * says how it ended and whether the tool still runs; the table alone decides what that means for the slot.
  */
-import type { BridgeDeps, CallAudit, CallerInfo, InFlightCall, ToolCallOutcome, ToolCallRequest } from "./types.ts";
+import type {
+	BridgeDeps,
+	CallAudit,
+	CallerInfo,
+	InFlightCall,
+	Settled,
+	ToolCallOutcome,
+	ToolCallRequest,
+} from "./types.ts";
 
 /** What the table hands the run of one call. */
-export interface CallRun {
+export interface RunInputs {
 	call: InFlightCall;
 	args: Record<string, unknown>;
 	caller: CallerInfo;
@@ -27,13 +35,13 @@ export interface CallRun {
 
 /** How a run ended: the outcome (null: cancelled) or the bridge's own failure, and the tool's work if it goes on. */
 export interface CallEnd {
-	outcome: { ok: true; value: ToolCallOutcome | null } | { ok: false; error: unknown };
+	outcome: Settled<ToolCallOutcome | null>;
 	/** The tool's promise when the caller was answered before the tool stopped (a cancel), else null. */
 	stillRunning: Promise<unknown> | null;
 }
 
 /** Runs one call between its two audit records; never rejects: a failure is in the returned `outcome`. */
-export async function runCall(deps: BridgeDeps, run: CallRun): Promise<CallEnd> {
+export async function runCall(deps: BridgeDeps, run: RunInputs): Promise<CallEnd> {
 	const { call, closed } = run;
 	let task: string | undefined;
 	run.detached?.then(id => {
@@ -67,7 +75,7 @@ interface Records {
 function auditBracket(
 	audit: CallAudit | undefined,
 	call: InFlightCall,
-	run: CallRun,
+	run: RunInputs,
 	task: () => string | undefined,
 ): Records {
 	const { tokenName, client } = run.caller;
@@ -89,7 +97,7 @@ function auditBracket(
 }
 
 /** Hands the call to the host; `stillRunning` is the tool's promise while it has not settled. */
-function startTool(deps: BridgeDeps, run: CallRun, begin: () => Promise<void>) {
+function startTool(deps: BridgeDeps, run: RunInputs, begin: () => Promise<void>) {
 	const { call, progress, backgrounded } = run;
 	let settled = false;
 	// An async wrapper: a host that throws at once fails like one that rejects.

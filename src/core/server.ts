@@ -12,7 +12,7 @@ import { isClientAbort } from "./client-abort.ts";
 import { SYSTEM_CLOCK } from "./clock.ts";
 import { notFound, rpcErrorData } from "./errors.ts";
 import { eraOf, MAX_BODY_BYTES, SERVER_NAME, unsupportedData } from "./facts.ts";
-import { Gate, type Route, recheck, refuse } from "./gate.ts";
+import { Gate, type RouteName, recheck, refuse } from "./gate.ts";
 import { SLOT_KINDS, type SlotBounds, TokenHoldings } from "./holdings.ts";
 import { NO_CONNECTION } from "./idle.ts";
 import { LegacyMcp } from "./legacy.ts";
@@ -160,20 +160,20 @@ export class BridgeServer {
 					? `a2a-bridge: client aborted ${req.method} ${path} before its request was complete`
 					: `a2a-bridge: internal error on ${req.method} ${path}: ${errorDetail(err)}`,
 			);
-			return refuse(this.#gate.route(path) ?? "mcp", "internal_error");
+			return refuse(this.#gate.routeName(path) ?? "mcp", "internal_error");
 		}
 	};
 
 	// Not async: the guards are synchronous; only the routes' handlers return promises.
 	#pipeline(req: Request, conn: Connection): Response | Promise<Response> {
 		const gate = this.#gate;
-		const route = gate.route(requestPath(req.url));
-		if (route === null) return notFound();
-		const refused = gate.hostOrigin(req, route) ?? gate.method(req, route);
+		const name = gate.routeName(requestPath(req.url));
+		if (name === null) return notFound();
+		const refused = gate.hostOrigin(req, name) ?? gate.method(req, name);
 		if (refused) return refused;
-		const who = gate.auth(req, route);
+		const who = gate.auth(req, name);
 		if (who instanceof Response) return who;
-		return route === "mcp" ? this.#mcp(req, who, conn) : this.#extra(req, route, who, conn);
+		return name === "mcp" ? this.#mcp(req, who, conn) : this.#extra(req, name, who, conn);
 	}
 
 	/** One endpoint, two eras, chosen per request by MCP-Protocol-Version (contract §13). */
@@ -194,9 +194,9 @@ export class BridgeServer {
 		return rpcErrorData("unsupported_protocol_version", id, unsupportedData(header));
 	}
 
-	#extra(req: Request, route: Route, who: Identity, conn: Connection): Response | Promise<Response> {
-		const handler = this.#opts.routes?.[route];
-		if (!handler) return notFound();
+	#extra(req: Request, name: RouteName, who: Identity, conn: Connection): Response | Promise<Response> {
+		const route = this.#opts.routes?.[name];
+		if (!route) return notFound();
 		const sid = req.headers.get("mcp-session-id");
 		// Only a session this same token opened is named in the route's audit record.
 		const session = sid === null ? undefined : this.sessions.peek(sid);
@@ -207,9 +207,9 @@ export class BridgeServer {
 			client: own?.client ?? null,
 			conn,
 			...(who.ended ? { ended: who.ended } : {}),
-			recheck: () => recheck(who, route),
+			recheck: () => recheck(who, name),
 			take: (kind, onEnd, joins) => this.holdings.take(kind, who, onEnd, joins),
 		};
-		return serveRoute(handler, req, ctx);
+		return serveRoute(route, req, ctx);
 	}
 }

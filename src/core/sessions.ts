@@ -22,8 +22,6 @@ export interface Session {
 	tokenName: string;
 	/** The client's `clientInfo.name` from `initialize`, cleaned for display, or null. */
 	client: string | null;
-	protocolVersion: string;
-	createdAt: number;
 	lastSeen: number;
 }
 
@@ -71,7 +69,6 @@ export class SessionTable {
 	/** A new session for `who.tokenName`, or the refusal when neither the table nor its share has room. */
 	create(
 		secretDigest: string,
-		protocolVersion: string,
 		who: { tokenName: string; client: string | null } = { tokenName: "owner", client: null },
 	): NewSession {
 		this.#sweep();
@@ -87,7 +84,7 @@ export class SessionTable {
 		}
 		this.#slots.set(sid, taken.slot);
 		const now = this.#now();
-		const session = { sid, secretDigest, ...who, protocolVersion, createdAt: now, lastSeen: now };
+		const session = { sid, secretDigest, ...who, lastSeen: now };
 		this.#byId.set(sid, session);
 		return { ok: true, session };
 	}

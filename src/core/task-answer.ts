@@ -5,7 +5,7 @@
  * unknown one. The window is timed on the server's clock.
  */
 import { errorDetail } from "../text/error-text.ts";
-import { type AnswerPort, callResult, plainAnswer, type RunningCall } from "./answers.ts";
+import { type AnswerPort, type CallToAnswer, callResult, plainAnswer } from "./answers.ts";
 import { errorObject, rpcResult } from "./errors.ts";
 import type { EraReplies, RpcRequest } from "./methods.ts";
 import { abort } from "./run.ts";
@@ -68,9 +68,9 @@ function withinWindow<T>(clock: Clock, ms: number, outcome: Promise<T>): Promise
 }
 
 /** Makes the call the task `taskId`, finished by the call's outcome; false when its token has no room. */
-function becomeTask(store: TaskStore, taskId: string, r: RunningCall): boolean {
+function becomeTask(store: TaskStore, taskId: string, r: CallToAnswer): boolean {
 	const { call } = r;
-	const info = { tokenName: call.tokenName, client: call.client, tool: call.tool, cancel: () => abort(call) };
+	const info = { tokenName: call.tokenName, cancel: () => abort(call) };
 	if (!store.create(taskId, info)) return false;
 	r.outcome.then(
 		outcome => store.finish(taskId, taskOutcome(outcome, r.era)),
@@ -99,7 +99,7 @@ export function taskMethod(
 ): Response {
 	if (!declaresTasks(msg.params)) return era.error("missing_client_capability", msg.id, undefined, REQUIRED_TASKS_DATA);
 	const p = parseTaskParams(msg.method, msg.params);
-	if (!p.ok) return era.error("invalid_params", msg.id, p.message);
+	if (!p.ok) return era.error("invalid_params", msg.id, p.why);
 	if (msg.method === "tasks/get") {
 		const task = store.get(tokenName, p.taskId);
 		return task === undefined ? era.error("task_not_found", msg.id) : era.result(msg.id, taskWire(task));

@@ -5,6 +5,7 @@
  */
 import { isRecord } from "./jsonrpc.ts";
 import { TASKS_EXTENSION } from "./task-wire.ts";
+import type { Refused } from "./types.ts";
 
 const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 
@@ -22,16 +23,17 @@ export function declaresTasks(params: Record<string, unknown> | undefined): bool
 	return isRecord(ext) && isRecord(ext[TASKS_EXTENSION]);
 }
 
-export type TaskParams = { ok: true; taskId: string } | { ok: false; message: string };
+/** The task id, or why not: the sentence is the -32602 answer's message. */
+export type TaskParams = { ok: true; taskId: string } | Refused;
 
 /** `params.taskId` (a non-empty string); `tasks/update` also needs `inputResponses` to be an object when sent. */
 export function parseTaskParams(method: string, params: Record<string, unknown> | undefined): TaskParams {
 	const taskId = params?.taskId;
 	if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > MAX_TASK_ID_CHARS) {
-		return { ok: false, message: "invalid params: taskId must be a task id string" };
+		return { ok: false, why: "invalid params: taskId must be a task id string" };
 	}
 	if (method === "tasks/update" && params && "inputResponses" in params && !isRecord(params.inputResponses)) {
-		return { ok: false, message: "invalid params: inputResponses must be an object" };
+		return { ok: false, why: "invalid params: inputResponses must be an object" };
 	}
 	return { ok: true, taskId };
 }

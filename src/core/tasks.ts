@@ -30,8 +30,6 @@ export type TaskOutcome =
 export interface TaskInfo {
 	/** The token that made the task: the only one it answers to. */
 	tokenName: string;
-	client: string | null;
-	tool: string;
 	/** Stops the work (the call's own cancel); called at most once, only while the task runs. */
 	cancel(reason: string): void;
 }

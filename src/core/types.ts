@@ -29,6 +29,9 @@ export type Refused<C extends string = never> = [C] extends [never]
 	? { ok: false; why: string }
 	: { ok: false; code: C; why: string };
 
+/** What a piece of work gave, or what it threw, kept to be rethrown or told apart: a caught throw, not a refusal. */
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
 /**
  * A slot, or why there is none: `revoked` (the caller's own secret ended, answered like any ended secret),
  * `all` (the kind's bound is full) or `share` (this token's share is); `held` is the count the refusal names.

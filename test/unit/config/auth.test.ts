@@ -63,18 +63,22 @@ describe("authenticate (owner token only)", () => {
 		who: { tokenName: "owner", secretDigest: TokenSet.digest(TOKEN), ended: expect.any(AbortSignal) },
 	} as const;
 	const cases: Array<[string, string | null, ReturnType<typeof authenticate>]> = [
-		["no header", null, { ok: false, kind: "unauthorized" }],
-		["empty header", "", { ok: false, kind: "unauthorized" }],
-		["Basic scheme", "Basic dXNlcjpwdw==", { ok: false, kind: "unauthorized" }],
-		["Bearer alone", "Bearer", { ok: false, kind: "unauthorized" }],
-		["wrong Bearer token", "Bearer nope", { ok: false, kind: "invalid_token" }],
-		["token with one char changed", `Bearer ${TOKEN.slice(0, -1)}X`, { ok: false, kind: "invalid_token" }],
+		["no header", null, { ok: false, code: "unauthorized", why: expect.any(String) }],
+		["empty header", "", { ok: false, code: "unauthorized", why: expect.any(String) }],
+		["Basic scheme", "Basic dXNlcjpwdw==", { ok: false, code: "unauthorized", why: expect.any(String) }],
+		["Bearer alone", "Bearer", { ok: false, code: "unauthorized", why: expect.any(String) }],
+		["wrong Bearer token", "Bearer nope", { ok: false, code: "invalid_token", why: expect.any(String) }],
+		[
+			"token with one char changed",
+			`Bearer ${TOKEN.slice(0, -1)}X`,
+			{ ok: false, code: "invalid_token", why: expect.any(String) },
+		],
 		["right token", `Bearer ${TOKEN}`, who],
 		["right token, lower-case scheme", `bearer ${TOKEN}`, who],
 		["right token, upper-case scheme and extra spaces", `BEARER   ${TOKEN}  `, who],
 	];
 	for (const [name, header, want] of cases) {
-		test(`${name} -> ${want.ok ? "ok" : (want as { kind: string }).kind}`, () => {
+		test(`${name} -> ${want.ok ? "ok" : (want as { code: string }).code}`, () => {
 			expect(authenticate(header, owner)).toEqual(want);
 		});
 	}
@@ -149,8 +153,8 @@ describe("hostName", () => {
 describe("checkHostOrigin", () => {
 	const P = 4567;
 	const OK: HostOriginResult = { ok: true };
-	const HOST: HostOriginResult = { ok: false, kind: "forbidden_host" };
-	const ORIGIN: HostOriginResult = { ok: false, kind: "forbidden_origin" };
+	const HOST: HostOriginResult = { ok: false, code: "forbidden_host", why: expect.any(String) };
+	const ORIGIN: HostOriginResult = { ok: false, code: "forbidden_origin", why: expect.any(String) };
 	// [name, Host, Origin, loopback bind, allowed origins, expected]
 	const cases: Array<[string, string | null, string | null, boolean, string[], HostOriginResult]> = [
 		["loopback: Host 127.0.0.1:port", `127.0.0.1:${P}`, null, true, [], OK],
@@ -191,7 +195,7 @@ describe("checkHostOrigin", () => {
 		["bad Host checked before a good Origin", "evil.com", `http://127.0.0.1:${P}`, true, [], HOST],
 	];
 	for (const [name, host, origin, loopback, allowed, want] of cases) {
-		test(`${name} -> ${want.ok ? "ok" : (want as { kind: string }).kind}`, () => {
+		test(`${name} -> ${want.ok ? "ok" : (want as { code: string }).code}`, () => {
 			expect(checkHostOrigin(host, origin, loopback, allowed)).toEqual(want);
 		});
 	}

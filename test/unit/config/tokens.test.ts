@@ -140,9 +140,9 @@ describe("TokenSet", () => {
 	});
 	test("authenticate -> 401 kinds as before; the identity on success", () => {
 		const s = set();
-		expect(authenticate(null, s)).toEqual({ ok: false, kind: "unauthorized" });
-		expect(authenticate(`Basic ${A}`, s)).toEqual({ ok: false, kind: "unauthorized" });
-		expect(authenticate("Bearer nope", s)).toEqual({ ok: false, kind: "invalid_token" });
+		expect(authenticate(null, s)).toEqual({ ok: false, code: "unauthorized", why: expect.any(String) });
+		expect(authenticate(`Basic ${A}`, s)).toEqual({ ok: false, code: "unauthorized", why: expect.any(String) });
+		expect(authenticate("Bearer nope", s)).toEqual({ ok: false, code: "invalid_token", why: expect.any(String) });
 		expect(authenticate(`bearer ${A}`, s)).toMatchObject({ ok: true, who: { tokenName: "ci" } });
 	});
 });

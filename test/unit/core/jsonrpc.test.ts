@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { type EnvelopeParse, parseEnvelope, parseJsonBody } from "../../../src/core/jsonrpc.ts";
+import type { RpcId } from "../../../src/core/errors.ts";
+import { type EnvelopeParse, parseEnvelope, parseJsonBody, requestIdOf } from "../../../src/core/jsonrpc.ts";
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -31,7 +32,9 @@ describe("parseJsonBody", () => {
 });
 
 describe("parseEnvelope", () => {
-	const cases: Array<[string, unknown, EnvelopeParse]> = [
+	/** Refused, and the id its error answer echoes (`requestIdOf`). */
+	const invalid = (id: RpcId | null) => ({ ok: false as const, id });
+	const cases: Array<[string, unknown, Extract<EnvelopeParse, { ok: true }> | ReturnType<typeof invalid>]> = [
 		[
 			"request with params",
 			{ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
@@ -63,28 +66,32 @@ describe("parseEnvelope", () => {
 			{ jsonrpc: "2.0", id: "x", error: { code: 1, message: "m" } },
 			{ ok: true, value: { kind: "response", id: "x" } },
 		],
-		["batch array", [{ jsonrpc: "2.0", id: 1, method: "ping" }], { ok: false, id: null }],
-		["empty array", [], { ok: false, id: null }],
-		["null", null, { ok: false, id: null }],
-		["string", "ping", { ok: false, id: null }],
-		["request with id null", { jsonrpc: "2.0", id: null, method: "ping" }, { ok: false, id: null }],
-		["request with object id", { jsonrpc: "2.0", id: {}, method: "ping" }, { ok: false, id: null }],
-		["request with boolean id", { jsonrpc: "2.0", id: true, method: "ping" }, { ok: false, id: null }],
-		["jsonrpc 1.0", { jsonrpc: "1.0", id: 7, method: "ping" }, { ok: false, id: 7 }],
-		["jsonrpc missing", { id: 7, method: "ping" }, { ok: false, id: 7 }],
-		["jsonrpc as number 2", { jsonrpc: 2, id: 7, method: "ping" }, { ok: false, id: 7 }],
-		["params array", { jsonrpc: "2.0", id: 8, method: "tools/call", params: ["a"] }, { ok: false, id: 8 }],
-		["params string", { jsonrpc: "2.0", id: 8, method: "tools/call", params: "a" }, { ok: false, id: 8 }],
-		["params null", { jsonrpc: "2.0", id: 8, method: "tools/call", params: null }, { ok: false, id: 8 }],
-		["method number", { jsonrpc: "2.0", id: 9, method: 42 }, { ok: false, id: 9 }],
-		["method empty", { jsonrpc: "2.0", id: 9, method: "" }, { ok: false, id: 9 }],
-		["result and error both", { jsonrpc: "2.0", id: 10, result: {}, error: { code: 1 } }, { ok: false, id: 10 }],
-		["neither method, result nor error", { jsonrpc: "2.0", id: 11 }, { ok: false, id: 11 }],
-		["response without id", { jsonrpc: "2.0", result: {} }, { ok: false, id: null }],
+		["batch array", [{ jsonrpc: "2.0", id: 1, method: "ping" }], invalid(null)],
+		["empty array", [], invalid(null)],
+		["null", null, invalid(null)],
+		["string", "ping", invalid(null)],
+		["request with id null", { jsonrpc: "2.0", id: null, method: "ping" }, invalid(null)],
+		["request with object id", { jsonrpc: "2.0", id: {}, method: "ping" }, invalid(null)],
+		["request with boolean id", { jsonrpc: "2.0", id: true, method: "ping" }, invalid(null)],
+		["jsonrpc 1.0", { jsonrpc: "1.0", id: 7, method: "ping" }, invalid(7)],
+		["jsonrpc missing", { id: 7, method: "ping" }, invalid(7)],
+		["jsonrpc as number 2", { jsonrpc: 2, id: 7, method: "ping" }, invalid(7)],
+		["params array", { jsonrpc: "2.0", id: 8, method: "tools/call", params: ["a"] }, invalid(8)],
+		["params string", { jsonrpc: "2.0", id: 8, method: "tools/call", params: "a" }, invalid(8)],
+		["params null", { jsonrpc: "2.0", id: 8, method: "tools/call", params: null }, invalid(8)],
+		["method number", { jsonrpc: "2.0", id: 9, method: 42 }, invalid(9)],
+		["method empty", { jsonrpc: "2.0", id: 9, method: "" }, invalid(9)],
+		["result and error both", { jsonrpc: "2.0", id: 10, result: {}, error: { code: 1 } }, invalid(10)],
+		["neither method, result nor error", { jsonrpc: "2.0", id: 11 }, invalid(11)],
+		["response without id", { jsonrpc: "2.0", result: {} }, invalid(null)],
 	];
 	for (const [name, value, want] of cases) {
 		test(`${name} -> ${want.ok ? want.value.kind : "invalid"}`, () => {
-			expect(parseEnvelope(value)).toEqual(want);
+			if (want.ok) expect(parseEnvelope(value)).toEqual(want);
+			else {
+				expect(parseEnvelope(value)).toEqual({ ok: false, why: expect.any(String) });
+				expect(requestIdOf(value)).toBe(want.id);
+			}
 		});
 	}
 });

@@ -94,14 +94,25 @@ describe("checkModernRequest", () => {
 		test(`${what} -> envelope_invalid (-32602)`, () => {
 			expect(checkModernRequest("tools/list", params, heads("tools/list"))).toEqual({
 				ok: false,
-				kind: "envelope_invalid",
+				code: "envelope_invalid",
+				why: expect.any(String),
 			});
 		});
 	}
-	const mismatch = { ok: false, kind: "header_mismatch" } as const;
-	test("envelope version differs from the header -> header_mismatch", () => {
+	const mismatch = { ok: false, code: "header_mismatch", why: expect.any(String) } as const;
+	const mismatchOf = (header: string) => ({
+		ok: false as const,
+		code: "header_mismatch" as const,
+		why: `${header} does not match the body`,
+	});
+	test("envelope version differs from the header -> header_mismatch naming the version header", () => {
 		const params = { _meta: meta({ [META_VERSION]: "2025-11-25" }) };
-		expect(checkModernRequest("tools/list", params, heads("tools/list"))).toEqual(mismatch);
+		expect(checkModernRequest("tools/list", params, heads("tools/list"))).toEqual(mismatchOf("MCP-Protocol-Version"));
+	});
+	test("the ladder's first failing rung answers: a wrong version before a wrong Mcp-Method", () => {
+		const params = { _meta: meta({ [META_VERSION]: "2025-11-25" }) };
+		expect(checkModernRequest("tools/list", params, heads("tools/call"))).toEqual(mismatchOf("MCP-Protocol-Version"));
+		expect(checkModernRequest("tools/list", { _meta: meta() }, heads("tools/call"))).toEqual(mismatchOf("Mcp-Method"));
 	});
 	test("envelope version a number -> header_mismatch", () => {
 		const params = { _meta: meta({ [META_VERSION]: 20260728 }) };

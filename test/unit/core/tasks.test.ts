@@ -3,7 +3,7 @@
  * and the answer port that turns a call into a task. Time is a manual clock: nothing here waits.
  */
 import { describe, expect, test } from "bun:test";
-import type { RunningCall } from "../../../src/core/answers.ts";
+import type { CallToAnswer } from "../../../src/core/answers.ts";
 import { NO_SLOTS, TokenHoldings } from "../../../src/core/holdings.ts";
 import { EraReplies } from "../../../src/core/methods.ts";
 import { MODERN_STATUS } from "../../../src/core/modern.ts";
@@ -25,9 +25,7 @@ function store(limits = {}) {
 	const tasks = new TaskStore({ clock, limits, holdings });
 	const cancelled: string[] = [];
 	const make = (tokenName: string, id = newTaskId()) => {
-		expect(tasks.create(id, { tokenName, client: "c", tool: "bash", cancel: r => cancelled.push(`${id}:${r}`) })).toBe(
-			true,
-		);
+		expect(tasks.create(id, { tokenName, cancel: r => cancelled.push(`${id}:${r}`) })).toBe(true);
 		return id;
 	};
 	/** What `tasks/get` shows the token, or undefined for an id it cannot see. */
@@ -165,7 +163,7 @@ describe("TaskStore: retention and bounds", () => {
 		const { tasks, make } = store({ maxPerToken: 2 });
 		make("ci");
 		make("ci");
-		expect(tasks.create(newTaskId(), { tokenName: "ci", client: null, tool: "bash", cancel: () => {} })).toBe(false);
+		expect(tasks.create(newTaskId(), { tokenName: "ci", cancel: () => {} })).toBe(false);
 	});
 	test("byte bound: oldest results evicted until the token's kept bytes fit", () => {
 		const { tasks, view, make } = store({ maxBytesPerToken: 3000 });
@@ -258,7 +256,7 @@ describe("task-answer: a declaring call and its window", () => {
 			cancelled: false,
 		};
 		const logs: string[] = [];
-		const r: RunningCall = { id: 1, call, outcome, era: new EraReplies({}, extra), conn, log: l => logs.push(l) };
+		const r: CallToAnswer = { id: 1, call, outcome, era: new EraReplies({}, extra), conn, log: l => logs.push(l) };
 		return { r, call, holds, logs, settle, fail, tasks };
 	}
 	const setup = () => {
@@ -416,7 +414,7 @@ describe("task-answer: tasks/* methods", () => {
 	const era = new EraReplies(MODERN_STATUS, extra);
 	test("tasks/* without the declaration -> -32021 with requiredCapabilities; unknown id -> -32602; other token same", async () => {
 		const s = new TaskStore();
-		s.create("mine", { tokenName: "owner", client: null, tool: "t", cancel: () => {} });
+		s.create("mine", { tokenName: "owner", cancel: () => {} });
 		const msg = (method: string, params: Record<string, unknown>) => ({ id: 5, method, params });
 		const undeclared = taskMethod(s, "owner", msg("tasks/get", { taskId: "mine" }), era);
 		expect(undeclared.status).toBe(400);
