@@ -8,6 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { checkHost, factsFor } from "../../../src/host/facts-probe.ts";
+import { tryGates } from "../../../src/host/gate-check.ts";
 import { type Fake, fakeHost, type Obj } from "../../helpers/fact-host.ts";
 import { callReq } from "../../helpers/gate.ts";
 
@@ -203,6 +204,58 @@ describe("attack 6: a gate that stops holding after the start is not named on st
 		const now = factsFor(host, h.session, l => lines.push(l)).find(c => c.fact === "approval-gate");
 		const said = [...lines, ...logs].filter(l => l.includes("approval-gate"));
 		expect({ a2aOk: now?.ok, stderr: said.length }).toEqual({ a2aOk: false, stderr: 1 });
+	});
+});
+
+describe("attack 6: a probe made while the start trial runs", () => {
+	const unaskingGate = () =>
+		class {
+			constructor(
+				readonly tool: Inner,
+				readonly runner: Runner,
+			) {}
+			execute(...a: unknown[]): Promise<unknown> {
+				return this.tool.execute(...a);
+			}
+		};
+
+	test("B3-control (passes) with no probe during the start trial, the failed gate is named once on stderr and in /a2a", async () => {
+		const { h } = hostWith(unaskingGate(), { "tools.approvalMode": "always-ask" });
+		const main = h.session;
+		const lines: string[] = [];
+		await tryGates(
+			(main.getAllToolNames as () => string[])().map(n => (main.getToolByName as (n: string) => unknown)(n)),
+			main,
+		);
+		const after = factsFor({ registry: h.registry, ai: h.ai }, main, l => lines.push(l)).find(
+			c => c.fact === "approval-gate",
+		);
+		expect({ a2aOk: after?.ok, stderr: lines.filter(l => l.includes("approval-gate")).length }).toEqual({
+			a2aOk: false,
+			stderr: 1,
+		});
+	});
+
+	test("B3 /a2a asked while the start trial runs keeps 'approval-gate holds'; the trial then fails and neither stderr nor /a2a ever names it", async () => {
+		const { h } = hostWith(unaskingGate(), { "tools.approvalMode": "always-ask" });
+		const host = { registry: h.registry, ai: h.ai };
+		const main = h.session;
+		const lines: string[] = [];
+		// factsAtStart (src/host/main.ts): tryGates first, then the probe. A `/a2a status` typed in the TUI meanwhile
+		// (or isMainBinding's probe) reaches liveFacts before the trial ends.
+		const start = tryGates(
+			(main.getAllToolNames as () => string[])().map(n => (main.getToolByName as (n: string) => unknown)(n)),
+			main,
+		);
+		const during = factsFor(host, main, l => lines.push(l)).find(c => c.fact === "approval-gate");
+		await start;
+		await Bun.sleep(50);
+		const after = factsFor(host, main, l => lines.push(l)).find(c => c.fact === "approval-gate");
+		expect(during?.ok).toBe(true); // nothing known yet: fine while the trial runs
+		expect({ a2aOk: after?.ok, stderr: lines.filter(l => l.includes("approval-gate")).length }).toEqual({
+			a2aOk: false,
+			stderr: 1,
+		});
 	});
 });
 
