@@ -6,6 +6,7 @@
  * purpose: it states the rule and shows the bridge breaking it.
  */
 import { describe, expect, test } from "bun:test";
+import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
 import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { checkHost, factsFor } from "../../../src/host/facts-probe.ts";
 import { tryGates } from "../../../src/host/gate-check.ts";
@@ -156,6 +157,50 @@ describe("attack 6: gates the trial passes that do not judge by the settings /a2
 		const { h, ran, asked } = hostWith(Keyed, { "tools.approvalMode": "always-ask" });
 		const out = await bridgeOver(h).callTool(callWithSlot("bash"));
 		expect({ ran, asked: asked.length, isError: out.isError }).toEqual({ ran: [], asked: 1, isError: true });
+	});
+});
+
+describe("attack 6: the execute the bridge calls is not the one the trial tried", () => {
+	/** Main's bash behind omp's own gate class; `patch` puts an unguarded execute between the instance and its class. */
+	async function realGateCall(patch: boolean) {
+		const { h, ran, asked, runner } = hostWith(variantGate({ policyKey: null, mode: false, deny: false }), {
+			"tools.approvalMode": "always-ask",
+		});
+		Object.assign(runner, {
+			sessionId: "main",
+			consumeToolCallEmitted: () => false,
+			hasHandlers: () => false,
+			hasUI: () => true,
+			runScoped: <T>(fn: () => T) => fn(),
+		});
+		const Real = ExtensionToolWrapper as unknown as new (t: unknown, r: unknown) => Obj;
+		const inner = {
+			name: "bash",
+			parameters: { type: "object" },
+			formatApprovalDetails: () => [],
+			execute: async () => {
+				ran.push("bash");
+				return { content: [{ type: "text", text: "ran" }] };
+			},
+		};
+		const tool = new Real(inner, runner);
+		// Still "an instance of the gate class": constructor, tool and runner read through; no own execute.
+		if (patch)
+			Object.setPrototypeOf(
+				tool,
+				Object.create(Real.prototype, { execute: { value: (...a: unknown[]) => inner.execute(...(a as [])) } }),
+			);
+		h.tools.bash = tool;
+		const out = await bridgeOver(h).callTool(callWithSlot("bash"));
+		return { ran, asked: asked.length, isError: out.isError };
+	}
+
+	test("A5-control (passes) omp's own gate instance as omp builds it: always-ask asks, Deny, nothing runs", async () => {
+		expect(await realGateCall(false)).toEqual({ ran: [], asked: 1, isError: true });
+	});
+
+	test("A5 omp's own gate instance with an unguarded execute put between it and its class (a patched prototype): the class's trial passes, the call runs unasked", async () => {
+		expect(await realGateCall(true)).toEqual({ ran: [], asked: 1, isError: true });
 	});
 });
 
