@@ -335,4 +335,45 @@ describe("attack 6: hostile members in the request path", () => {
 			);
 		expect(out).toEqual({ refused: true });
 	});
+	test("C3 a tool whose description getter throws: the probe says every fact holds, yet tools/list throws (500) instead of listing", async () => {
+		const h = fakeHost();
+		Object.defineProperty(h.tools.write as Obj, "description", {
+			get() {
+				throw new Error("hostile description");
+			},
+		});
+		const facts = checkHost({ registry: h.registry, ai: h.ai }, () => {}).filter(c => !c.ok);
+		expect(facts).toEqual([]);
+		let listed: unknown;
+		try {
+			listed = bridgeOver(h)
+				.listTools()
+				.map(t => t.name);
+		} catch (e) {
+			listed = { threw: (e as Error).message };
+		}
+		// Rule: only what still holds is served, and a host member read never throws out of a request.
+		expect((listed as { threw?: string }).threw).toBeUndefined();
+	});
+
+	test("C4 a tool whose lenientArgValidation getter throws: a call with a missing argument throws out of callTool, not refused as invalid", async () => {
+		const h = fakeHost();
+		const validating = new HostBridge({
+			mainSession: () => h.session as unknown as HostSession,
+			fallbackTools: () => [],
+			wireSchema: () => ({ type: "object" }),
+			validateArgs: () => ({ ok: false, why: 'Validation failed for tool "read":\n  - path: required' }),
+			log: () => {},
+		});
+		Object.defineProperty(h.tools.read as Obj, "lenientArgValidation", {
+			get() {
+				throw new Error("hostile lenient flag");
+			},
+		});
+		const out = await validating.callTool(callWithSlot("read")).then(
+			o => ({ refused: o.refused === true }),
+			(e: Error) => ({ threw: e.message }),
+		);
+		expect(out).toEqual({ refused: true });
+	});
 });
