@@ -5,13 +5,24 @@
  * here but A0 (a control: the same host with a gate that reads both settings) FAILS on main d4267df on
  * purpose: it states the rule and shows the bridge breaking it.
  */
-import { describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
 import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { checkHost, factsFor } from "../../../src/host/facts-probe.ts";
 import { tryGates } from "../../../src/host/gate-check.ts";
 import { type Fake, fakeHost, type Obj } from "../../helpers/fact-host.ts";
 import { callReq } from "../../helpers/gate.ts";
+
+/** The process's kept probe (facts.ts): each test starts and ends with the one that was there. */
+const FACT_STORE = Symbol.for("pi-a2a-ext.host-facts");
+const store = globalThis as Record<symbol, unknown>;
+let saved: unknown;
+beforeEach(() => {
+	saved = store[FACT_STORE];
+});
+afterEach(() => {
+	store[FACT_STORE] = saved;
+});
 
 type Settings = { get(k: string): unknown };
 type Runner = { sessionSettings?: Settings; getUIContext(): unknown };
