@@ -65,16 +65,15 @@ export class HostBridge {
 	}
 
 	async callTool(req: ToolCallRequest): Promise<ToolCallOutcome> {
-		const main = this.#host.mainSession();
-		if (main === null) return refusal(MAIN_UNAVAILABLE);
-		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
-		if (!tool) return refusal(notExposed(req.name));
-		// Only through omp's own gate: a tool reached around it would run unprompted (facts-probe.ts).
-		const gate = await gateFor(tool, main);
-		if (gate === null) return refusal(notGated(req.name));
-		const checked = checkArgs(this.#host, tool, req.name, req.args);
-		if (!checked.ok) return { ...refusal(checked.why), invalidArgs: checked.why };
-		const args = checked.args;
+		let admitted: Admitted | ToolCallOutcome;
+		try {
+			admitted = await this.#admit(req);
+		} catch (err) {
+			// A host that throws while the call is checked: refused, never begun (nothing ran).
+			return refusal(`the host failed while the call was checked (${errorText(err, TOOL_FAILED)}); not run`);
+		}
+		if (!("gate" in admitted)) return admitted;
+		const { main, tool, gate, args } = admitted;
 		// The start record is on disk before the tool runs; a call refused above never began.
 		await req.begin?.();
 		this.#emit(main, { type: "tool_execution_start", toolCallId: req.callId, toolName: req.name, args });
@@ -158,6 +157,23 @@ export class HostBridge {
 		return failure(job.errorText || job.resultText || `background job ${jobId} failed`);
 	}
 
+	/** Main, the tool behind its gate and the checked arguments; or the refusal. */
+	async #admit(req: ToolCallRequest): Promise<Admitted | ToolCallOutcome> {
+		const main = this.#host.mainSession();
+		if (main === null) return refusal(MAIN_UNAVAILABLE);
+		const tool = main.getAllToolNames().includes(req.name) ? main.getToolByName(req.name) : undefined;
+		if (!tool) return refusal(notExposed(req.name));
+		// Only through omp's own gate: a tool reached around it would run unprompted (gate-check.ts).
+		const gate = await gateFor(tool, main);
+		if (gate === null) {
+			this.#host.gateRefused?.();
+			return refusal(notGated(req.name));
+		}
+		const checked = checkArgs(this.#host, tool, req.name, req.args);
+		if (!checked.ok) return { ...refusal(checked.why), invalidArgs: checked.why };
+		return { main, tool, gate, args: checked.args };
+	}
+
 	#noEventsSaid = false;
 	/** Once per bridge: the host's session cannot show remote calls (host fact 'call-events'). */
 	#sayNoEvents(): void {
@@ -197,6 +213,13 @@ export function textOf(content: unknown): string {
 		.filter((b): b is { type: "text"; text: string } => b?.type === "text" && typeof b.text === "string")
 		.map(b => b.text)
 		.join("\n");
+}
+
+interface Admitted {
+	main: HostSession;
+	tool: HostTool;
+	gate: { context: unknown };
+	args: Record<string, unknown>;
 }
 
 const failure = (text: string): ToolCallOutcome => ({ content: [{ type: "text", text }], isError: true });

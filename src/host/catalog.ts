@@ -65,7 +65,15 @@ export class Catalog {
 		const list: McpTool[] = [];
 		names.forEach((name, i) => {
 			const tool = tools[i];
-			if (tool) list.push(this.#describe({ ...pick(tool), name }, tool.approval));
+			if (!tool) return;
+			// A tool the host throws on while it is read is left out, said on stderr; the rest is listed.
+			try {
+				list.push(this.#describe({ ...pick(tool), name }, tool.approval));
+			} catch (err) {
+				this.#host.log(
+					`a2a-bridge: tool '${name}' left out of tools/list: the host threw reading it (${errorText(err, TOOL_FAILED)})`,
+				);
+			}
 		});
 		this.#listCache = { at: now, names, tools, params: tools.map(t => t?.parameters), list };
 		return list;

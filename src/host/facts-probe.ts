@@ -14,7 +14,7 @@ import {
 	validateWhy,
 	wireSchemaWhy,
 } from "./facts-checks.ts";
-import { gateShapeWhy, member, type Verdict } from "./gate-check.ts";
+import { gateChanges, gateShapeWhy, member, onGateChange } from "./gate-check.ts";
 
 export { authCheck } from "./facts-checks.ts";
 
@@ -93,29 +93,28 @@ export function probeHostFacts(host: FactHost): FactCheck[] {
 }
 
 /**
- * Probes, keeps the result for the process (with the Main it saw), says each missing fact once. The
- * gate's trial ends later: a failed one makes a new probe, said the same way. @internal
+ * Probes, keeps the result for the process (with the Main it saw), says each missing fact once. A gate
+ * found not to hold later (a trial ending, a refused call) makes a new probe, said the same way. @internal
  */
 export function checkHost(host: FactHost, log: (line: string) => void): FactCheck[] {
-	const again = (v: Verdict) => {
-		if (!v.ok) checkHost(host, log);
-	};
-	return keepFacts(probe(host, again), log);
+	onGateChange(() => checkHost(host, log));
+	const epoch = gateChanges();
+	return keepFacts({ ...probe(host), epoch }, log);
 }
 
 /**
- * The kept probe while `main` is the session it looked at; a new probe (said on `log`) once Main is
- * another. No Main (parked, between sessions) is a state, not a moved host: the kept probe stands.
+ * The kept probe while `main` is the session it looked at and no gate changed since; a new probe (said on
+ * `log`) otherwise. No Main (parked, between sessions) is a state, not a moved host: the kept probe stands.
  */
 export function factsFor(host: FactHost, main: unknown, log: (line: string) => void): readonly FactCheck[] {
 	const kept = keptFacts();
-	if (kept !== null && (kept.main === main || main === null)) return kept.checks;
+	if (kept !== null && (main === null || (kept.main === main && kept.epoch === gateChanges()))) return kept.checks;
 	return checkHost(host, log);
 }
 
 const NO_ASK = "has no execute function";
 
-function probe(host: FactHost, onVerdict?: (v: Verdict) => void): { main: Obj | null; checks: FactCheck[] } {
+function probe(host: FactHost): { main: Obj | null; checks: FactCheck[] } {
 	const seen = look(host.registry);
 	const tools = seen.toolsWhy || seen.mainWhy;
 	const main = seen.main;
@@ -126,7 +125,7 @@ function probe(host: FactHost, onVerdict?: (v: Verdict) => void): { main: Obj | 
 		"main-cwd": onMain(cwdWhy),
 		"tool-registry": () => tools,
 		"tool-execute": () => tools || sampleTools(seen, all, t => (isFn(member(t, "execute")) ? "" : NO_ASK)),
-		"approval-gate": () => tools || sampleTools(seen, all, t => gateShapeWhy(t, main, onVerdict)),
+		"approval-gate": () => tools || sampleTools(seen, all, t => gateShapeWhy(t, main)),
 		"validate-args": () => validateWhy(host.ai),
 		"wire-schema": () => wireSchemaWhy(host.ai, seen.tools.find(([n]) => n === "read") ?? seen.tools[0]),
 		"prompt-ui": onMain(uiWhy),

@@ -113,6 +113,10 @@ const STORE_KEY = Symbol.for("pi-a2a-ext.host-facts");
 interface Kept {
 	main: unknown;
 	checks: FactCheck[];
+	/** The gate changes seen when it was made (gate-check.ts): a later one makes a new probe. */
+	epoch: number;
+	/** The stderr lines already said for this Main. */
+	said: string[];
 }
 
 /** The process's last probe (the takeover reads it live); empty before the first start. */
@@ -124,9 +128,15 @@ export function keptFacts(): Kept | null {
 	return ((globalThis as Record<symbol, unknown>)[STORE_KEY] as Kept | undefined) ?? null;
 }
 
-/** Keeps a probe for the process and says each missing fact once on `log`. */
-export function keepFacts(kept: Kept, log: (line: string) => void): FactCheck[] {
-	(globalThis as Record<symbol, unknown>)[STORE_KEY] = kept;
-	for (const line of factLines(kept.checks)) log(line);
+/** Lines said for one Main at most: a fact's why can name a tool, and tools come and go. */
+const SAID_MAX = 64;
+
+/** Keeps a probe for the process and says each missing fact on `log`, once per Main. */
+export function keepFacts(kept: Omit<Kept, "said">, log: (line: string) => void): FactCheck[] {
+	const before = keptFacts();
+	const said = before !== null && before.main === kept.main ? before.said : [];
+	const fresh = factLines(kept.checks).filter(l => !said.includes(l));
+	(globalThis as Record<symbol, unknown>)[STORE_KEY] = { ...kept, said: [...said, ...fresh].slice(-SAID_MAX) };
+	for (const line of fresh) log(line);
 	return kept.checks;
 }

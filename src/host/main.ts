@@ -76,6 +76,7 @@ export function hostAccess(pi: ExtensionAPI): HostAccess {
 			}
 		},
 		log: logLine,
+		gateRefused: () => liveFacts(),
 	};
 }
 

@@ -58,6 +58,8 @@ export interface HostAccess {
 		args: Record<string, unknown>,
 	): { ok: true; args: unknown } | { ok: false; why: string };
 	log(line: string): void;
+	/** A call was refused as not behind the gate: the host facts are probed again at once (said on stderr). */
+	gateRefused?(): void;
 }
 
 /** What a tool failure says when the host threw something that is neither an Error nor a string. */

@@ -2,11 +2,13 @@
  * Attack 6 on issue 40's approval-gate fact (src/host/gate-check.ts, bridge.ts, facts-probe.ts). The rule: a
  * remote call runs only through omp's gate judged by the settings `/a2a` describes, a fact that would let
  * something run unchecked is tried, and a missing fact is named on host stderr and in `/a2a`. Each test
- * here but A0 (a control: the same host with a gate that reads both settings) FAILS on main d4267df on
- * purpose: it states the rule and shows the bridge breaking it.
+ * here but the controls failed on main d4267df (each stated the rule and showed the bridge breaking it);
+ * the trial now tries each reading of the settings per tool name, and a refused call or failed trial is
+ * said at once.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
+import type { ToolCallOutcome } from "../../../src/core/types.ts";
 import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { checkHost, factsFor } from "../../../src/host/facts-probe.ts";
 import { tryGates } from "../../../src/host/gate-check.ts";
@@ -120,6 +122,10 @@ const callWithSlot = (name: string) => {
 	};
 };
 
+/** The rule's two allowed ends: the gate asked (answered Deny), or the bridge refused naming the fact. */
+const judged = (asked: number, out: ToolCallOutcome) =>
+	asked === 1 || (out.refused === true && JSON.stringify(out.content).includes("host fact 'approval-gate'"));
+
 describe("attack 6: gates the trial passes that do not judge by the settings /a2a describes", () => {
 	// The trial's canary is set to prompt by BOTH the mode (always-ask) and its own policy, so a gate that reads
 	// only one of the two passes it. A moved settings key (a newer omp renaming `tools.approval`) is such a gate.
@@ -144,15 +150,23 @@ describe("attack 6: gates the trial passes that do not judge by the settings /a2
 			"tools.approval": { bash: "prompt" },
 		});
 		const out = await bridgeOver(h).callTool(callWithSlot("bash"));
-		// Rule: judged by Main's settings, which say prompt for bash; Deny answers, so nothing may run.
-		expect({ ran, asked: asked.length, isError: out.isError }).toEqual({ ran: [], asked: 1, isError: true });
+		// Rule: judged by Main's settings, which say prompt for bash: asked (Deny) or refused; nothing may run.
+		expect({ ran, judged: judged(asked.length, out), isError: out.isError }).toEqual({
+			ran: [],
+			judged: true,
+			isError: true,
+		});
 	});
 
 	test("A2 a gate that ignores tools.approvalMode passes the trial; under always-ask with no per-tool policy bash runs unasked", async () => {
 		const NoMode = variantGate({ policyKey: "tools.approval", mode: false, deny: true });
 		const { h, ran, asked } = hostWith(NoMode, { "tools.approvalMode": "always-ask" });
 		const out = await bridgeOver(h).callTool(callWithSlot("bash"));
-		expect({ ran, asked: asked.length, isError: out.isError }).toEqual({ ran: [], asked: 1, isError: true });
+		expect({ ran, judged: judged(asked.length, out), isError: out.isError }).toEqual({
+			ran: [],
+			judged: true,
+			isError: true,
+		});
 	});
 
 	test("A3 a gate that does not honour deny passes the trial (the trial never tries a deny); under yolo + tools.approval.bash: deny bash runs", async () => {
@@ -167,7 +181,11 @@ describe("attack 6: gates the trial passes that do not judge by the settings /a2
 		const Keyed = variantGate({ policyKey: null, mode: false, deny: false, askedNames: ["a2a_bridge_gate_trial"] });
 		const { h, ran, asked } = hostWith(Keyed, { "tools.approvalMode": "always-ask" });
 		const out = await bridgeOver(h).callTool(callWithSlot("bash"));
-		expect({ ran, asked: asked.length, isError: out.isError }).toEqual({ ran: [], asked: 1, isError: true });
+		expect({ ran, judged: judged(asked.length, out), isError: out.isError }).toEqual({
+			ran: [],
+			judged: true,
+			isError: true,
+		});
 	});
 });
 
@@ -203,15 +221,15 @@ describe("attack 6: the execute the bridge calls is not the one the trial tried"
 			);
 		h.tools.bash = tool;
 		const out = await bridgeOver(h).callTool(callWithSlot("bash"));
-		return { ran, asked: asked.length, isError: out.isError };
+		return { ran, judged: judged(asked.length, out), isError: out.isError };
 	}
 
 	test("A5-control (passes) omp's own gate instance as omp builds it: always-ask asks, Deny, nothing runs", async () => {
-		expect(await realGateCall(false)).toEqual({ ran: [], asked: 1, isError: true });
+		expect(await realGateCall(false)).toEqual({ ran: [], judged: true, isError: true });
 	});
 
 	test("A5 omp's own gate instance with an unguarded execute put between it and its class (a patched prototype): the class's trial passes, the call runs unasked", async () => {
-		expect(await realGateCall(true)).toEqual({ ran: [], asked: 1, isError: true });
+		expect(await realGateCall(true)).toEqual({ ran: [], judged: true, isError: true });
 	});
 });
 

@@ -18,7 +18,7 @@ type Runner = { sessionSettings?: unknown; getUIContext(): unknown };
 function gateClass(behave: (tool: { execute(...a: unknown[]): Promise<unknown> }, runner: Runner) => Promise<unknown>) {
 	return class {
 		constructor(
-			readonly tool: { execute(...a: unknown[]): Promise<unknown> },
+			readonly tool: { name?: string; execute(...a: unknown[]): Promise<unknown> },
 			readonly runner: Runner,
 		) {}
 		execute(): Promise<unknown> {
@@ -68,11 +68,11 @@ describe("approval-gate trial", () => {
 	});
 
 	const failing: Array<[string, ReturnType<typeof gateClass>, string]> = [
-		["runs the tool without asking (omp 18.1.16 with no context)", gateClass(t => t.execute()), "without asking"],
+		["runs the tool without asking, with or without a context", gateClass(t => t.execute()), "ran a trial call"],
 		[
 			"refuses without asking",
 			gateClass(async () => Promise.reject(new Error("no"))),
-			"refused a trial call without asking",
+			"refused without asking under always-ask",
 		],
 		["never answers", gateClass(() => new Promise(() => {})), "no answer in 2 s"],
 	];
@@ -100,11 +100,14 @@ describe("approval-gate trial", () => {
 			override execute(...a: unknown[]): Promise<unknown> {
 				const context = a[4] as { settings?: { get(k: string): unknown } } | undefined;
 				seen.push(context);
+				// omp 18.1.16's reading: mode and policies from the context only, yolo without one.
 				const mode = context?.settings?.get("tools.approvalMode") ?? "yolo";
+				const policy = (context?.settings?.get("tools.approval") as Obj | undefined)?.[this.tool.name ?? ""];
+				if (policy === "deny") return Promise.reject(new Error("blocked by user policy"));
 				const runner = this.runner as {
 					getUIContext(): { select(t: string, o: string[]): Promise<string> } | undefined;
 				};
-				if (mode === "yolo") return this.tool.execute(...a);
+				if (mode !== "always-ask" && policy !== "prompt") return this.tool.execute(...a);
 				const ui = runner.getUIContext();
 				return (ui?.select("Allow tool", ["Approve", "Deny"]) ?? Promise.resolve("Deny")).then(c =>
 					c === "Approve" ? this.tool.execute(...a) : Promise.reject(new Error("Tool call denied by user")),
