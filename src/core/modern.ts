@@ -7,7 +7,7 @@ import type { Identity } from "../config/auth.ts";
 import { readMessage } from "./body.ts";
 import { BOTH_ERAS, BOTH_ERAS_CAPABILITIES } from "./both-eras.ts";
 import type { CallTable, EraRules } from "./calls.ts";
-import { type ErrorKind, rpcError } from "./errors.ts";
+import { ERRORS, type ErrorKind, rpcError } from "./errors.ts";
 import { MAX_BODY_BYTES, SERVED_VERSIONS, type ServerInfo } from "./facts.ts";
 import { EraReplies, type HostMethod, type Method, MethodTable, needsHost } from "./methods.ts";
 import { checkModernRequest, META_SERVER_INFO } from "./modern-parse.ts";
@@ -21,11 +21,24 @@ import type { Clock, Connection, McpTool } from "./types.ts";
 /** The catalog changes only when the host's tools do, which no notification announces here. */
 const TOOLS_TTL_MS = 0;
 
-/** The era's own status for these rows (contract §13): a client's fault is an HTTP error, not a 200. @internal */
-export const MODERN_STATUS: Readonly<Partial<Record<ErrorKind, number>>> = {
-	invalid_params: 400,
-	method_not_found: 404,
+/** The era's rule (contract §13): a client's fault is an HTTP error, not a 200, by the row's JSON-RPC code. */
+const CLIENT_FAULT: Readonly<Record<number, number>> = {
+	[ERRORS.invalid_params.code]: 400,
+	[ERRORS.method_not_found.code]: 404,
 };
+
+/** The era's own status per row, derived from its rule: a new row answered 200 in 2025 needs no entry here. @internal */
+export const MODERN_STATUS: Readonly<Partial<Record<ErrorKind, number>>> = modernStatus(ERRORS);
+
+/** @internal */
+export function modernStatus(rows: Readonly<Record<string, { status: number; code: number }>>): Record<string, number> {
+	const out: Record<string, number> = {};
+	for (const [kind, row] of Object.entries(rows)) {
+		const status = row.status === 200 ? CLIENT_FAULT[row.code] : undefined;
+		if (status !== undefined) out[kind] = status;
+	}
+	return out;
+}
 
 export interface ModernDeps {
 	calls: CallTable;

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BLOB_ERRORS } from "../../../src/blob/parse.ts";
 import { ERRORS, routeError, rpcError } from "../../../src/core/errors.ts";
-import { MODERN_STATUS } from "../../../src/core/modern.ts";
+import { MODERN_STATUS, modernStatus } from "../../../src/core/modern.ts";
 import { serveRoute } from "../../../src/core/route-kit.ts";
 import { createHostLlmRoute, HOST_LLM_ERRORS } from "../../../src/takeover/route.ts";
 import type { Takeover } from "../../../src/takeover/takeover.ts";
@@ -192,3 +192,16 @@ function errorSitesOf(text: string): string[] {
 		rmSync(root, { recursive: true, force: true });
 	}
 }
+
+describe("the 2026-07-28 status is the era's rule, not a list (issue 41 item 4)", () => {
+	test("a row answered 200 in 2025 with -32602 is 400 there, with -32601 404; other rows keep their status", () => {
+		const rows = {
+			prompt_not_found: { status: 200, code: -32602 },
+			tool_gone: { status: 200, code: -32601 },
+			busy: { status: 200, code: -32000 },
+			already_http: { status: 400, code: -32602 },
+		};
+		expect(modernStatus(rows)).toEqual({ prompt_not_found: 400, tool_gone: 404 });
+		expect(modernStatus(ERRORS)).toEqual({ ...MODERN_STATUS });
+	});
+});
