@@ -20,6 +20,7 @@ import { startChild } from "./child.ts";
 import { CONSOLE_PROGRAM } from "./console.ts";
 import { identityRecheckNs } from "./identity.ts";
 import { load } from "./load.ts";
+import { budgetLeftMiB, coreAuditPath, coreTokens, RoundTokens } from "./round-tokens.ts";
 import { atLeast, atMost, KNOBS, median, percentile, printTable, type Row, rotate, row, targetsLine } from "./table.ts";
 
 /** Floor on requests per run, in case the warm-up that sizes the runs was slowed by other load. */
@@ -85,6 +86,8 @@ interface Target {
 	modern?: boolean;
 	/** Both eras in one run, request by request (test/helpers/loadgen.ts `alternate`). */
 	alternate?: boolean;
+	/** Its calls are paid from an audit budget: sent under the round's token there, not `token`. */
+	spends?: "host" | "core";
 }
 
 /** A closed-loop workload: where, how many sessions, which message. */
@@ -153,13 +156,18 @@ export async function runMcpBench(
 		const sameProc = await startChild("bare.ts", { BARE_TOKEN: sdkToken, BARE_CATALOG: catalog.path });
 		children.push(sameProc);
 		const readArgs = { path: smallFile };
+		const coreToks = coreTokens(rounds);
 		const inHost = await probe<{ bare: number; fake: number; same: number }>(h, {
 			op: "serve",
 			tool: "read",
 			args: readArgs,
 			token: h.token,
+			tokens: coreToks,
 			catalog: catalog.path,
 		});
+		// The secrets the call cells use now: the warm-up's, then each round's (bench/round-tokens.ts).
+		const roundTokens = new RoundTokens(h);
+		const spend = { host: await roundTokens.next("bench-warm"), core: coreToks[0]?.token ?? "" };
 		const hostBoot = { rss: statusMiB(h.proc.pid, "VmRSS"), hwm: statusMiB(h.proc.pid, "VmHWM") };
 
 		const bridge: Target = { url: h.url, token: h.token };
@@ -168,7 +176,8 @@ export async function runMcpBench(
 		const same: Target = { url: sameProc.url, token: sdkToken };
 		const inHostBare: Target = { url: `http://127.0.0.1:${inHost.bare}/`, token: h.token };
 		const inHostSame: Target = { url: `http://127.0.0.1:${inHost.same}/`, token: h.token };
-		const fake: Target = { url: `http://127.0.0.1:${inHost.fake}/`, token: h.token };
+		const fake: Target = { url: `http://127.0.0.1:${inHost.fake}/`, token: h.token, spends: "core" };
+		const calls: Target = { ...bridge, spends: "host" };
 		const call = (name: string, args: Record<string, unknown>): LoadSpec["messages"] => [
 			{ method: "tools/call", params: { name, arguments: args } },
 		];
@@ -196,9 +205,9 @@ export async function runMcpBench(
 			[
 				{ key: "call in-host bare", to: inHostBare, sessions: 1, messages: readMsg },
 				{ key: "call fake adapter", to: fake, sessions: 1, messages: readMsg },
-				{ key: "call greet", to: bridge, sessions: 1, messages: call("greet", { name: "bench" }) },
-				{ key: "call read", to: bridge, sessions: 1, messages: readMsg },
-				{ key: "call read eras", to: { ...bridge, alternate: true }, sessions: 1, messages: readMsg },
+				{ key: "call greet", to: calls, sessions: 1, messages: call("greet", { name: "bench" }) },
+				{ key: "call read", to: calls, sessions: 1, messages: readMsg },
+				{ key: "call read eras", to: { ...calls, alternate: true }, sessions: 1, messages: readMsg },
 				{ key: "call sdk echo", to: sdk, sessions: 1, messages: call("echo", { text: "hi" }) },
 			],
 		];
@@ -206,7 +215,7 @@ export async function runMcpBench(
 			load({
 				kind: "rpc",
 				url: c.to.url,
-				token: c.to.token,
+				token: c.to.spends ? spend[c.to.spends] : c.to.token,
 				sessions: c.sessions,
 				perSession: Math.max(1, Math.ceil(total / c.sessions)),
 				messages: c.messages,
@@ -237,7 +246,7 @@ export async function runMcpBench(
 			load({
 				kind: "console",
 				url: h.url,
-				token: h.token,
+				token: spend.host,
 				name: CONSOLE,
 				n: trips,
 				tag: crypto.randomUUID().slice(0, 8),
@@ -250,7 +259,7 @@ export async function runMcpBench(
 			load({
 				kind: "task",
 				url: h.url,
-				token: h.token,
+				token: spend.host,
 				n: trips,
 				tool: "slow_compute",
 				args: { seconds: 0.005, label: "bench" },
@@ -271,7 +280,10 @@ export async function runMcpBench(
 		const warnings: string[] = [];
 		let tasksMade = 0;
 		let taskTries = 0;
+		const budgetLeft: string[] = [];
 		for (let round = 1; round <= rounds; round++) {
+			spend.host = await roundTokens.next(`bench-r${round}`);
+			spend.core = coreToks[round]?.token ?? "";
 			for (const [g, group] of groups.entries()) {
 				const record = (c: RpcCell, r: LoadResult) => {
 					res[c.key] ??= [];
@@ -315,6 +327,10 @@ export async function runMcpBench(
 			put("plain", percentile(t.plain, 50));
 			tasksMade += t.tasks;
 			taskTries += trips;
+			const left = (path: string, name: string) => budgetLeftMiB(path, name).toFixed(1);
+			budgetLeft.push(
+				`r${round} ${left(h.auditPath, `bench-r${round}`)} / ${left(coreAuditPath(h), `core-r${round}`)}`,
+			);
 			console.log(
 				`  round ${round} console p50 http ${fig["console http"]?.at(-1)?.toFixed(3)} in-process ${fig["console in-process"]?.at(-1)?.toFixed(3)} ms; task p50 ${fig.task?.at(-1)?.toFixed(3)} plain ${fig.plain?.at(-1)?.toFixed(3)} ms`,
 			);
@@ -448,6 +464,7 @@ export async function runMcpBench(
 			`tools/list answer, bytes: bridge ${await bodyBytes(bridge)}, bare ${await bodyBytes(bare)}, bare doing the same work ${await bodyBytes(same)}, SDK ${await bodyBytes(sdk)} (the host's ${catalog.bytes} bytes of tools, registered through zod)`,
 			`VmRSS / VmHWM MiB after the run: host ${mem(h.proc.pid)} (after boot ${hostBoot.rss.toFixed(1)} / ${hostBoot.hwm.toFixed(1)}), bare ${mem(bareProc.pid)}, SDK ${mem(sdkProc.pid)}`,
 			`tasks: ${tasksMade} of ${taskTries} declaring calls became tasks`,
+			`audit budget left (MiB of 6) at each round's end, the round's token in the host / in the core: ${budgetLeft.join(", ")}`,
 			`identity re-check after the body (contract §16): ${identityRecheckNs().toFixed(1)} ns per request, in-process`,
 			`the ceilings against the SDK reference, ping ×32: own process ${(median(rps("ping-32 bare")) / median(rps("ping-32 sdk"))).toFixed(2)} ×, in the host ${(median(rps("ping-32 in-host")) / median(rps("ping-32 sdk"))).toFixed(2)} × (the most any server could reach here)`,
 			...["same", "bare", "in-host"].map(
