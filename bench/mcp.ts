@@ -20,7 +20,7 @@ import { startChild } from "./child.ts";
 import { CONSOLE_PROGRAM } from "./console.ts";
 import { identityRecheckNs } from "./identity.ts";
 import { load } from "./load.ts";
-import { budgetLeftMiB, coreAuditPath, coreTokens, RoundTokens } from "./round-tokens.ts";
+import { budgetLeftMiB, coreAuditPath, coreTokens, hostTokens, StepToken } from "./round-tokens.ts";
 import { atLeast, atMost, KNOBS, median, percentile, printTable, type Row, rotate, row, targetsLine } from "./table.ts";
 
 /** Floor on requests per run, in case the warm-up that sizes the runs was slowed by other load. */
@@ -156,18 +156,24 @@ export async function runMcpBench(
 		const sameProc = await startChild("bare.ts", { BARE_TOKEN: sdkToken, BARE_CATALOG: catalog.path });
 		children.push(sameProc);
 		const readArgs = { path: smallFile };
-		const coreToks = coreTokens(rounds);
+		const core = coreTokens(rounds + 1);
 		const inHost = await probe<{ bare: number; fake: number; same: number }>(h, {
 			op: "serve",
 			tool: "read",
 			args: readArgs,
 			token: h.token,
-			tokens: coreToks,
+			tokens: core.tokens,
 			catalog: catalog.path,
 		});
-		// The secrets the call cells use now: the warm-up's, then each round's (bench/round-tokens.ts).
-		const roundTokens = new RoundTokens(h);
-		const spend = { host: await roundTokens.next("bench-warm"), core: coreToks[0]?.token ?? "" };
+		// The tokens the call cells spend under, per step (the warm-up, each round): bench/round-tokens.ts.
+		const spend = {
+			host: new StepToken(hostTokens(h), name => budgetLeftMiB(h.auditPath, name)),
+			core: new StepToken(core.fresh, name => budgetLeftMiB(coreAuditPath(h), name)),
+		};
+		const steps = {
+			begin: () => Promise.all([spend.host.begin(), spend.core.begin()]),
+			end: (label: string) => [spend.host, spend.core].map(t => t.end(label)),
+		};
 		const hostBoot = { rss: statusMiB(h.proc.pid, "VmRSS"), hwm: statusMiB(h.proc.pid, "VmHWM") };
 
 		const bridge: Target = { url: h.url, token: h.token };
@@ -215,7 +221,7 @@ export async function runMcpBench(
 			load({
 				kind: "rpc",
 				url: c.to.url,
-				token: c.to.spends ? spend[c.to.spends] : c.to.token,
+				token: c.to.spends ? spend[c.to.spends].secret : c.to.token,
 				sessions: c.sessions,
 				perSession: Math.max(1, Math.ceil(total / c.sessions)),
 				messages: c.messages,
@@ -224,6 +230,7 @@ export async function runMcpBench(
 			});
 
 		// Warm-up, which also sizes each workload's runs to about `seconds` (the SDK's 55 KB tools/list is slow).
+		await steps.begin();
 		const counts: Record<string, number> = {};
 		for (const c of groups.flat().flatMap(x => (x.twin ? [x, x.twin] : [x]))) {
 			const r = await run(c, c.sessions === 1 ? 800 : 32 * 40);
@@ -246,7 +253,7 @@ export async function runMcpBench(
 			load({
 				kind: "console",
 				url: h.url,
-				token: spend.host,
+				token: spend.host.secret,
 				name: CONSOLE,
 				n: trips,
 				tag: crypto.randomUUID().slice(0, 8),
@@ -259,12 +266,13 @@ export async function runMcpBench(
 			load({
 				kind: "task",
 				url: h.url,
-				token: spend.host,
+				token: spend.host.secret,
 				n: trips,
 				tool: "slow_compute",
 				args: { seconds: 0.005, label: "bench" },
 			});
 		await taskLoad();
+		steps.end("warm-up");
 		console.log(
 			`requests per run: ${Object.entries(counts)
 				.map(([k, n]) => `${k} ${n}`)
@@ -280,10 +288,8 @@ export async function runMcpBench(
 		const warnings: string[] = [];
 		let tasksMade = 0;
 		let taskTries = 0;
-		const budgetLeft: string[] = [];
 		for (let round = 1; round <= rounds; round++) {
-			spend.host = await roundTokens.next(`bench-r${round}`);
-			spend.core = coreToks[round]?.token ?? "";
+			await steps.begin();
 			for (const [g, group] of groups.entries()) {
 				const record = (c: RpcCell, r: LoadResult) => {
 					res[c.key] ??= [];
@@ -327,10 +333,7 @@ export async function runMcpBench(
 			put("plain", percentile(t.plain, 50));
 			tasksMade += t.tasks;
 			taskTries += trips;
-			const left = (path: string, name: string) => budgetLeftMiB(path, name).toFixed(1);
-			budgetLeft.push(
-				`r${round} ${left(h.auditPath, `bench-r${round}`)} / ${left(coreAuditPath(h), `core-r${round}`)}`,
-			);
+			steps.end(`r${round}`);
 			console.log(
 				`  round ${round} console p50 http ${fig["console http"]?.at(-1)?.toFixed(3)} in-process ${fig["console in-process"]?.at(-1)?.toFixed(3)} ms; task p50 ${fig.task?.at(-1)?.toFixed(3)} plain ${fig.plain?.at(-1)?.toFixed(3)} ms`,
 			);
@@ -464,7 +467,7 @@ export async function runMcpBench(
 			`tools/list answer, bytes: bridge ${await bodyBytes(bridge)}, bare ${await bodyBytes(bare)}, bare doing the same work ${await bodyBytes(same)}, SDK ${await bodyBytes(sdk)} (the host's ${catalog.bytes} bytes of tools, registered through zod)`,
 			`VmRSS / VmHWM MiB after the run: host ${mem(h.proc.pid)} (after boot ${hostBoot.rss.toFixed(1)} / ${hostBoot.hwm.toFixed(1)}), bare ${mem(bareProc.pid)}, SDK ${mem(sdkProc.pid)}`,
 			`tasks: ${tasksMade} of ${taskTries} declaring calls became tasks`,
-			`audit budget left (MiB of 6) at each round's end, the round's token in the host / in the core: ${budgetLeft.join(", ")}`,
+			`audit budget taken per step (MiB of 6, net of the refill; bench/round-tokens.ts): host ${spend.host.spent.join(", ")}; core ${spend.core.spent.join(", ")}`,
 			`identity re-check after the body (contract §16): ${identityRecheckNs().toFixed(1)} ns per request, in-process`,
 			`the ceilings against the SDK reference, ping ×32: own process ${(median(rps("ping-32 bare")) / median(rps("ping-32 sdk"))).toFixed(2)} ×, in the host ${(median(rps("ping-32 in-host")) / median(rps("ping-32 sdk"))).toFixed(2)} × (the most any server could reach here)`,
 			...["same", "bare", "in-host"].map(
