@@ -10,6 +10,7 @@
  * - the 2026-07-28 twins of `tools/list` ×32 and `tools/call read`;
  * - a console round trip through `hub` over HTTP against the same through `hub` called in-process;
  * - a task-augmented call (handle + first `tasks/get`) against the plain call.
+ * The calls spend under named tokens, a few over the run (bench/round-tokens.ts); everything else under the owner's.
  * Alone: `bun bench/mcp.ts`.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -86,7 +87,7 @@ interface Target {
 	modern?: boolean;
 	/** Both eras in one run, request by request (test/helpers/loadgen.ts `alternate`). */
 	alternate?: boolean;
-	/** Its calls are paid from an audit budget: sent under the round's token there, not `token`. */
+	/** Its calls are paid from an audit budget: sent under the step's named token there, not `token`. */
 	spends?: "host" | "core";
 }
 
