@@ -1,7 +1,7 @@
 /**
  * Named tokens for the MCP bench's `tools/call` load. Every call is paid from its token's audit budget
  * (src/audit/budget.ts: 6 MiB at once, then 8 KiB/s), and one round of call cells spends about 2 MiB, so a run
- * on one token is refused (`audit_budget`) from its third or fourth round. The calls go under named tokens,
+ * on one token is refused (`audit_budget`) from its fourth or fifth round. The calls go under named tokens,
  * added with `/a2a token add` after the last one was revoked, so one named token is live beside the owner at
  * a time: the owner keeps its share of 32 sessions for the ×32 cells.
  */
