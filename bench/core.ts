@@ -12,8 +12,13 @@ import { bindBun } from "../src/core/listen.ts";
 import { BridgeServer } from "../src/core/server.ts";
 import type { McpTool, ToolCallOutcome } from "../src/core/types.ts";
 
+/** The core's audit log, in its `home`. */
+export const CORE_AUDIT_FILE = "bench-core.log";
+
 export interface CoreSpec {
 	token: string;
+	/** Named tokens beside the owner's: bench/mcp.ts spends each round's calls under one of its own. */
+	tokens?: Array<{ name: string; token: string }>;
 	/** Where the audit log goes; `/blob` paths resolve against it too. */
 	home: string;
 	tools: McpTool[];
@@ -22,7 +27,8 @@ export interface CoreSpec {
 
 /** Serves the core on a random loopback port; resolves the port. */
 export function serveCore(spec: CoreSpec): number {
-	const audit = createAuditLog({ path: join(spec.home, "bench-core.log"), log: () => {}, secrets: () => spec.token });
+	const secrets = [spec.token, ...(spec.tokens ?? []).map(t => t.token)];
+	const audit = createAuditLog({ path: join(spec.home, CORE_AUDIT_FILE), log: () => {}, secrets: () => secrets });
 	const blob = createBlobRoute({
 		home: () => spec.home,
 		cwd: () => spec.home,
@@ -46,6 +52,7 @@ export function serveCore(spec: CoreSpec): number {
 		},
 		{
 			ownerSecret: spec.token,
+			...(spec.tokens ? { tokens: spec.tokens } : {}),
 			bindHost: "127.0.0.1",
 			isLoopbackBind: true,
 			allowedOrigins: [],

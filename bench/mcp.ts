@@ -10,6 +10,7 @@
  * - the 2026-07-28 twins of `tools/list` ×32 and `tools/call read`;
  * - a console round trip through `hub` over HTTP against the same through `hub` called in-process;
  * - a task-augmented call (handle + first `tasks/get`) against the plain call.
+ * The calls spend under named tokens, a few over the run (bench/round-tokens.ts); everything else under the owner's.
  * Alone: `bun bench/mcp.ts`.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -20,6 +21,7 @@ import { startChild } from "./child.ts";
 import { CONSOLE_PROGRAM } from "./console.ts";
 import { identityRecheckNs } from "./identity.ts";
 import { load } from "./load.ts";
+import { budgetLeftMiB, coreAuditPath, coreTokens, hostTokens, StepToken } from "./round-tokens.ts";
 import { atLeast, atMost, KNOBS, median, percentile, printTable, type Row, rotate, row, targetsLine } from "./table.ts";
 
 /** Floor on requests per run, in case the warm-up that sizes the runs was slowed by other load. */
@@ -85,6 +87,8 @@ interface Target {
 	modern?: boolean;
 	/** Both eras in one run, request by request (test/helpers/loadgen.ts `alternate`). */
 	alternate?: boolean;
+	/** Its calls are paid from an audit budget: sent under the step's named token there, not `token`. */
+	spends?: "host" | "core";
 }
 
 /** A closed-loop workload: where, how many sessions, which message. */
@@ -153,13 +157,24 @@ export async function runMcpBench(
 		const sameProc = await startChild("bare.ts", { BARE_TOKEN: sdkToken, BARE_CATALOG: catalog.path });
 		children.push(sameProc);
 		const readArgs = { path: smallFile };
+		const core = coreTokens(rounds + 1);
 		const inHost = await probe<{ bare: number; fake: number; same: number }>(h, {
 			op: "serve",
 			tool: "read",
 			args: readArgs,
 			token: h.token,
+			tokens: core.tokens,
 			catalog: catalog.path,
 		});
+		// The tokens the call cells spend under, per step (the warm-up, each round): bench/round-tokens.ts.
+		const spend = {
+			host: new StepToken(hostTokens(h), name => budgetLeftMiB(h.auditPath, name)),
+			core: new StepToken(core.fresh, name => budgetLeftMiB(coreAuditPath(h), name)),
+		};
+		const steps = {
+			begin: () => Promise.all([spend.host.begin(), spend.core.begin()]),
+			end: (label: string) => [spend.host, spend.core].map(t => t.end(label)),
+		};
 		const hostBoot = { rss: statusMiB(h.proc.pid, "VmRSS"), hwm: statusMiB(h.proc.pid, "VmHWM") };
 
 		const bridge: Target = { url: h.url, token: h.token };
@@ -168,7 +183,8 @@ export async function runMcpBench(
 		const same: Target = { url: sameProc.url, token: sdkToken };
 		const inHostBare: Target = { url: `http://127.0.0.1:${inHost.bare}/`, token: h.token };
 		const inHostSame: Target = { url: `http://127.0.0.1:${inHost.same}/`, token: h.token };
-		const fake: Target = { url: `http://127.0.0.1:${inHost.fake}/`, token: h.token };
+		const fake: Target = { url: `http://127.0.0.1:${inHost.fake}/`, token: h.token, spends: "core" };
+		const calls: Target = { ...bridge, spends: "host" };
 		const call = (name: string, args: Record<string, unknown>): LoadSpec["messages"] => [
 			{ method: "tools/call", params: { name, arguments: args } },
 		];
@@ -196,9 +212,9 @@ export async function runMcpBench(
 			[
 				{ key: "call in-host bare", to: inHostBare, sessions: 1, messages: readMsg },
 				{ key: "call fake adapter", to: fake, sessions: 1, messages: readMsg },
-				{ key: "call greet", to: bridge, sessions: 1, messages: call("greet", { name: "bench" }) },
-				{ key: "call read", to: bridge, sessions: 1, messages: readMsg },
-				{ key: "call read eras", to: { ...bridge, alternate: true }, sessions: 1, messages: readMsg },
+				{ key: "call greet", to: calls, sessions: 1, messages: call("greet", { name: "bench" }) },
+				{ key: "call read", to: calls, sessions: 1, messages: readMsg },
+				{ key: "call read eras", to: { ...calls, alternate: true }, sessions: 1, messages: readMsg },
 				{ key: "call sdk echo", to: sdk, sessions: 1, messages: call("echo", { text: "hi" }) },
 			],
 		];
@@ -206,7 +222,7 @@ export async function runMcpBench(
 			load({
 				kind: "rpc",
 				url: c.to.url,
-				token: c.to.token,
+				token: c.to.spends ? spend[c.to.spends].secret : c.to.token,
 				sessions: c.sessions,
 				perSession: Math.max(1, Math.ceil(total / c.sessions)),
 				messages: c.messages,
@@ -215,6 +231,7 @@ export async function runMcpBench(
 			});
 
 		// Warm-up, which also sizes each workload's runs to about `seconds` (the SDK's 55 KB tools/list is slow).
+		await steps.begin();
 		const counts: Record<string, number> = {};
 		for (const c of groups.flat().flatMap(x => (x.twin ? [x, x.twin] : [x]))) {
 			const r = await run(c, c.sessions === 1 ? 800 : 32 * 40);
@@ -237,7 +254,7 @@ export async function runMcpBench(
 			load({
 				kind: "console",
 				url: h.url,
-				token: h.token,
+				token: spend.host.secret,
 				name: CONSOLE,
 				n: trips,
 				tag: crypto.randomUUID().slice(0, 8),
@@ -250,12 +267,13 @@ export async function runMcpBench(
 			load({
 				kind: "task",
 				url: h.url,
-				token: h.token,
+				token: spend.host.secret,
 				n: trips,
 				tool: "slow_compute",
 				args: { seconds: 0.005, label: "bench" },
 			});
 		await taskLoad();
+		steps.end("warm-up");
 		console.log(
 			`requests per run: ${Object.entries(counts)
 				.map(([k, n]) => `${k} ${n}`)
@@ -272,6 +290,7 @@ export async function runMcpBench(
 		let tasksMade = 0;
 		let taskTries = 0;
 		for (let round = 1; round <= rounds; round++) {
+			await steps.begin();
 			for (const [g, group] of groups.entries()) {
 				const record = (c: RpcCell, r: LoadResult) => {
 					res[c.key] ??= [];
@@ -315,6 +334,7 @@ export async function runMcpBench(
 			put("plain", percentile(t.plain, 50));
 			tasksMade += t.tasks;
 			taskTries += trips;
+			steps.end(`r${round}`);
 			console.log(
 				`  round ${round} console p50 http ${fig["console http"]?.at(-1)?.toFixed(3)} in-process ${fig["console in-process"]?.at(-1)?.toFixed(3)} ms; task p50 ${fig.task?.at(-1)?.toFixed(3)} plain ${fig.plain?.at(-1)?.toFixed(3)} ms`,
 			);
@@ -448,6 +468,7 @@ export async function runMcpBench(
 			`tools/list answer, bytes: bridge ${await bodyBytes(bridge)}, bare ${await bodyBytes(bare)}, bare doing the same work ${await bodyBytes(same)}, SDK ${await bodyBytes(sdk)} (the host's ${catalog.bytes} bytes of tools, registered through zod)`,
 			`VmRSS / VmHWM MiB after the run: host ${mem(h.proc.pid)} (after boot ${hostBoot.rss.toFixed(1)} / ${hostBoot.hwm.toFixed(1)}), bare ${mem(bareProc.pid)}, SDK ${mem(sdkProc.pid)}`,
 			`tasks: ${tasksMade} of ${taskTries} declaring calls became tasks`,
+			`audit budget taken per step (MiB of 6, net of the refill; bench/round-tokens.ts): host ${spend.host.spent.join(", ")}; core ${spend.core.spent.join(", ")}`,
 			`identity re-check after the body (contract §16): ${identityRecheckNs().toFixed(1)} ns per request, in-process`,
 			`the ceilings against the SDK reference, ping ×32: own process ${(median(rps("ping-32 bare")) / median(rps("ping-32 sdk"))).toFixed(2)} ×, in the host ${(median(rps("ping-32 in-host")) / median(rps("ping-32 sdk"))).toFixed(2)} × (the most any server could reach here)`,
 			...["same", "bare", "in-host"].map(

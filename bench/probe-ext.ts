@@ -49,6 +49,8 @@ interface Spec {
 	name?: string;
 	tag?: string;
 	token?: string;
+	/** The core's named tokens beside `token` (bench/round-tokens.ts). */
+	tokens?: Array<{ name: string; token: string }>;
 	/** The host's catalog as a JSON file: the core's constant list and the same-work bare's. */
 	catalog?: string;
 }
@@ -72,7 +74,8 @@ async function probe(spec: Spec): Promise<unknown> {
 	const { outcome } = await run(spec.tool ?? "", spec.args ?? {});
 	const token = spec.token ?? "";
 	const catalog = spec.catalog ? readFileSync(spec.catalog, "utf8") : "[]";
-	const fake = serveCore({ token, home: homedir(), tools: JSON.parse(catalog) as McpTool[], outcome });
+	const tools = JSON.parse(catalog) as McpTool[];
+	const fake = serveCore({ token, ...(spec.tokens ? { tokens: spec.tokens } : {}), home: homedir(), tools, outcome });
 	return { bare: serveBare().port, fake, same: serveBare({ token, catalog }).port };
 }
 
