@@ -245,3 +245,41 @@ describe("attack 7: the execute checked is not the execute called", () => {
 		expect(await proxiedRealGate(1)).toEqual(RULE);
 	});
 });
+
+describe("attack 7: ideas that hold (passing tests that keep the rule)", () => {
+	test("H1 (holds) Main's settings object swapped after the verdict: the runner's alone refused naming the fact; both swapped, the gate asks by the new ones", async () => {
+		const { h, ran, asked, runner } = hostWith(
+			gateHonestWhen(() => true),
+			{ "tools.approvalMode": "yolo" },
+		);
+		const bridge = bridgeOver(h);
+		expect((await bridge.callTool(callWithSlot("bash"))).isError).toBe(false); // yolo: runs, verdict cached
+		const strict = { get: (k: string) => (k === "tools.approvalMode" ? "always-ask" : undefined) };
+		h.session.settings = strict;
+		const lone = await bridge.callTool(callWithSlot("bash"));
+		expect(judged(0, lone)).toBe(true);
+		runner.sessionSettings = strict;
+		const both = await bridge.callTool(callWithSlot("bash"));
+		expect({ ran, asked: asked.length, isError: both.isError }).toEqual({ ran: ["bash"], asked: 1, isError: true });
+	});
+
+	test("H2 (holds) a call that arrives while the trial of an unasking (slow) gate runs waits for the failed verdict and is refused", async () => {
+		let release = () => {};
+		const gate = new Promise<void>(r => {
+			release = r;
+		});
+		const Slow = gateHonestWhen(() => false);
+		const Delayed = class extends Slow {
+			override async execute(...a: unknown[]): Promise<unknown> {
+				await gate;
+				return super.execute(...a);
+			}
+		};
+		const { h, ran, asked } = hostWith(Delayed, { "tools.approvalMode": "always-ask" });
+		const pending = bridgeOver(h).callTool(callWithSlot("bash"));
+		await Bun.sleep(20);
+		release();
+		const out = await pending;
+		expect({ ran, judged: judged(asked.length, out), isError: out.isError }).toEqual(RULE);
+	});
+});
