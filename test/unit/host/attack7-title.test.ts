@@ -5,21 +5,11 @@
  * arguments, so an argument the host's detail lines do not carry (bash `env`, `cwd`) shows its old value while the
  * revised one runs. Rule: omp's own gate judges the call, and the person answering sees what runs.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
 import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { fakeHost, type Obj } from "../../helpers/fact-host.ts";
 import { callReq } from "../../helpers/gate.ts";
-
-const FACT_STORE = Symbol.for("pi-a2a-ext.host-facts");
-const store = globalThis as Record<symbol, unknown>;
-let saved: unknown;
-beforeEach(() => {
-	saved = store[FACT_STORE];
-});
-afterEach(() => {
-	store[FACT_STORE] = saved;
-});
 
 /** Main's bash behind omp's gate under always-ask; `revise` is what a tool_call handler turns the input into. */
 async function approvedCall(revise: ((input: Obj) => Obj) | null) {
