@@ -48,6 +48,12 @@ const POLICY_WORDS: Record<ToolPolicy, string> = {
 	allow: "runs without a prompt (unless the tool itself asks, e.g. a critical bash pattern outside yolo)",
 };
 
+/** omp's bash lets a `bash.patterns` allow rule win over a user `prompt` policy: the words say so. */
+const policyWords = (tool: string, p: ToolPolicy): string =>
+	tool === "bash" && p === "prompt"
+		? "prompts on every call, whatever the mode, except a command a bash.patterns allow rule matches"
+		: POLICY_WORDS[p];
+
 const BLOB_WORDS: Record<BlobMode, string> = {
 	write:
 		'blob=write: /blob reads and writes any file the host\'s user can, outside the approval gate (set "blob": "read" or "off" to narrow it)',
@@ -83,7 +89,7 @@ export function describeApprovals(mode: unknown, policies: unknown, blob: BlobMo
 		if (m !== "yolo" && live.unprompted.some(t => t === "hub" || t.startsWith("hub ("))) lines.push(HUB_WORDS);
 	}
 	for (const [tool, p] of effectivePolicies(policies))
-		lines.push(`  tools.approval.${showSafely(tool, 120)}=${p}: ${showSafely(tool, 120)} ${POLICY_WORDS[p]}`);
+		lines.push(`  tools.approval.${showSafely(tool, 120)}=${p}: ${showSafely(tool, 120)} ${policyWords(tool, p)}`);
 	lines.push(...describeBashPatterns(live.bashPatterns));
 	lines.push(BLOB_WORDS[blob]);
 	return lines;

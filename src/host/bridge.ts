@@ -9,7 +9,7 @@
 import type { ContentBlock, McpTool, ToolCallOutcome, ToolCallRequest } from "../core/types.ts";
 import { errorText } from "../text/error-text.ts";
 import { Catalog } from "./catalog.ts";
-import { gateFor } from "./gate-check.ts";
+import { type GateUse, gateFor } from "./gate-check.ts";
 import { lendCallSignal, type PromptUi, type Retitle, withCallSignal } from "./prompt-signal.ts";
 import { approvalTitle, dialogRowWidth, dialogTitle, hostDetails } from "./prompt-text.ts";
 import {
@@ -90,9 +90,9 @@ export class HostBridge {
 			if (typeof ui?.select === "function") lendCallSignal(ui);
 			const result = await withCallSignal(
 				req.signal,
-				() => tool.execute(req.callId, args, req.signal, onUpdate, gate.context as { settings: unknown } | undefined),
+				() => gate.execute.call(tool, req.callId, args, req.signal, onUpdate, gate.context) as Promise<HostToolResult>,
 				{ token: req.caller.tokenName, take: onEnd => req.take("prompts", onEnd) },
-				this.#retitle(req, tool, args),
+				this.#retitle(req, tool, args, main),
 			);
 			const jobId = backgroundedJobId(result);
 			outcome =
@@ -118,7 +118,7 @@ export class HostBridge {
 	 * How the call's dialogs are titled (prompt-text.ts): an approval from the arguments the tool runs
 	 * with, in the tool's schema order, beside the tool's own detail lines; worked out only when one opens.
 	 */
-	#retitle(req: ToolCallRequest, tool: HostTool, args: Record<string, unknown>): Retitle {
+	#retitle(req: ToolCallRequest, tool: HostTool, args: Record<string, unknown>, main: HostSession): Retitle {
 		return (title, options) => {
 			// The TUI draws on this process's stdout; under rpc it is a pipe and lines stay whole.
 			const width = dialogRowWidth(process.stdout);
@@ -130,7 +130,9 @@ export class HostBridge {
 				// The host failed on it too before asking; the title then shows the host's own text.
 			}
 			const order = this.#catalog.argumentOrder(req.name, tool);
-			return approvalTitle(title, { tool: req.name, args, order, details, caller: req.caller, width });
+			// A `tool_call` handler may have revised the arguments omp asks about: the title is then omp's own.
+			const revisable = revisedBy(main);
+			return approvalTitle(title, { tool: req.name, args, order, details, caller: req.caller, width, revisable });
 		};
 	}
 
@@ -165,7 +167,8 @@ export class HostBridge {
 		if (!tool) return refusal(notExposed(req.name));
 		// Only through omp's own gate: a tool reached around it would run unprompted (gate-check.ts).
 		const gate = await gateFor(tool, main);
-		if (gate === null) {
+		// The execute called is the one checked: a tool whose execute reads otherwise now is refused.
+		if (gate === null || tool.execute !== gate.execute) {
 			this.#host.gateRefused?.();
 			return refusal(notGated(req.name));
 		}
@@ -215,10 +218,20 @@ export function textOf(content: unknown): string {
 		.join("\n");
 }
 
+/** Whether another extension on Main may revise a call's arguments before omp's gate asks; unknown reads as yes. */
+function revisedBy(main: HostSession): boolean {
+	try {
+		const runner = main.extensionRunner;
+		return typeof runner?.hasHandlers !== "function" || runner.hasHandlers("tool_call") === true;
+	} catch {
+		return true;
+	}
+}
+
 interface Admitted {
 	main: HostSession;
 	tool: HostTool;
-	gate: { context: unknown };
+	gate: GateUse;
 	args: Record<string, unknown>;
 }
 

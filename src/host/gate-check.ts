@@ -42,6 +42,8 @@ export function member(o: unknown, key: string): unknown {
 interface Found {
 	cls: GateClass;
 	name: string;
+	/** The class's own execute, read once: the one the bridge then calls (a later read could differ). */
+	execute: (...a: unknown[]) => Promise<unknown>;
 }
 
 /** The gate class and tool name of `tool`, or why it is not the gate's shape around Main's runner. */
@@ -58,13 +60,10 @@ function gateClass(tool: unknown, main: unknown): Found | { why: string } {
 		// The execute called is the class's own, the one tried: no own or interposed one runs around it.
 		if (!isFn(cls) || cls === Object || !isObj(tool) || Object.getPrototypeOf(tool) !== proto)
 			return { why: "is not an instance of a gate class" };
-		if (
-			Object.hasOwn(tool, "execute") ||
-			!isFn(member(proto, "execute")) ||
-			member(tool, "execute") !== member(proto, "execute")
-		)
+		const execute = member(proto, "execute");
+		if (Object.hasOwn(tool, "execute") || !isFn(execute) || member(tool, "execute") !== execute)
 			return { why: "runs another execute than its gate class's" };
-		return { cls: cls as unknown as GateClass, name };
+		return { cls: cls as unknown as GateClass, name, execute: execute as Found["execute"] };
 	} catch (err) {
 		return { why: `threw when read (${err instanceof Error ? err.message : String(err)})` };
 	}
@@ -102,7 +101,7 @@ export function gateShapeWhy(tool: unknown, main: unknown): string {
  * Per call: the context to call `tool` with when it is the gate's shape around Main's runner and its class
  * passed the trial for its name (undefined: none, the gate takes Main's settings itself); null when not.
  */
-export async function gateFor(tool: unknown, main: unknown): Promise<{ context: unknown } | null> {
+export async function gateFor(tool: unknown, main: unknown): Promise<GateUse | null> {
 	const found = gateClass(tool, main);
 	if ("why" in found) return null;
 	const v = await trialOf(found);
@@ -111,7 +110,13 @@ export async function gateFor(tool: unknown, main: unknown): Promise<{ context: 
 		changed();
 		return null;
 	}
-	return use;
+	return { context: use.context, execute: found.execute };
+}
+
+/** How a call goes through a gate that passed: the context to pass, and the class's execute to call on the tool. */
+export interface GateUse {
+	context: unknown;
+	execute: (...a: unknown[]) => Promise<unknown>;
 }
 
 /** Awaits the trial of every gate among `tools` (at start, so the first probe has their verdicts). */

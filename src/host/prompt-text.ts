@@ -46,6 +46,8 @@ export interface PromptCall {
 	caller: Pick<CallerInfo, "tokenName" | "client">;
 	/** Columns a row may take (`dialogRowWidth`); Infinity keeps each line whole; null: too narrow a screen. */
 	width: number | null;
+	/** Another extension may revise the arguments before the gate asks: only the host's own text is shown. */
+	revisable?: boolean;
 }
 
 /** The last line: whose remote call this is. Read back by the headless host. */
@@ -89,8 +91,13 @@ export function approvalTitle(hostTitle: string, call: PromptCall): string {
 	const tool = showSafely(call.tool, 120);
 	const details = call.details ?? [];
 	const suffix = details.join("\n");
-	const head =
-		suffix === "" ? hostTitle : hostTitle.endsWith(`\n${suffix}`) ? hostTitle.slice(0, -suffix.length - 1) : null;
+	const head = call.revisable
+		? null
+		: suffix === ""
+			? hostTitle
+			: hostTitle.endsWith(`\n${suffix}`)
+				? hostTitle.slice(0, -suffix.length - 1)
+				: null;
 	const headLines = head?.split("\n") ?? [];
 	if (head !== null && headLines[0] === `Allow tool: ${call.tool}`) {
 		const strings = Object.values(call.args).filter((v): v is string => typeof v === "string");

@@ -41,7 +41,7 @@ export interface HostSession {
 	agent?: { emitExternalEvent?(event: Record<string, unknown>): void };
 	asyncJobManager?: HostJobManager;
 	/** Its extension runner: the UI context the tool wrapper's approval prompts go through. */
-	extensionRunner?: { getUIContext(): unknown };
+	extensionRunner?: { getUIContext(): unknown; hasHandlers?(event: string): boolean };
 }
 
 export interface HostAccess {

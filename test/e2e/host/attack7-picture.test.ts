@@ -22,7 +22,8 @@ describe("attack 7: a prompt policy beside a bash.patterns allow rule", () => {
 					)
 				).message,
 			);
-			const claims = picture.includes("tools.approval.bash=prompt: bash prompts on every call, whatever the mode");
+			const claims = /tools\.approval\.bash=prompt: bash prompts on every call, whatever the mode(\n|$)/.test(picture);
+			expect(picture).toContain("except a command a bash.patterns allow rule matches");
 			const sid = await openSession(h);
 			const file = join(h.cwd, `attack7-${crypto.randomUUID()}`);
 			await callTool(h, sid, "bash", { command: `touch ${file}` });

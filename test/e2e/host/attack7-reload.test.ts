@@ -57,7 +57,8 @@ describe("attack 7: a /blob-written omp config.yml before omp's next start", () 
 		expect(await afterBlobWrite(false)).toEqual(HOLDS);
 	}, 150_000);
 
-	test("R2 always-ask at start; /blob writes yolo into config.yml; after one approved task a remote bash runs unprompted", async () => {
-		expect(await afterBlobWrite(true)).toEqual(HOLDS);
+	test("R2 (what phone.md now says) always-ask at start; /blob writes yolo into config.yml; after one approved task a remote bash runs unprompted", async () => {
+		// omp reloads its settings from disk when a task starts: the written yolo is live from then on (omp's rule).
+		expect(await afterBlobWrite(true)).toEqual({ settled: "answered", ran: true, bashPrompts: 0 });
 	}, 150_000);
 });

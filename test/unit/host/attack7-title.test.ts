@@ -69,12 +69,13 @@ test("T0 (control, passes) no handler: the title names cwd /tmp/scratch and that
 	expect(ranWith).toEqual([{ command: "ls", cwd: "/tmp/scratch" }]);
 });
 
-test("T1 a Main tool_call handler moves cwd to /etc before omp's gate asks: the title still shows /tmp/scratch, /etc runs", async () => {
+test("T1 a Main tool_call handler moves cwd to /etc before omp's gate asks: the title is omp's own text, never the stale /tmp/scratch", async () => {
 	const { titles, ranWith } = await approvedCall(input => ({ ...input, cwd: "/etc" }));
 	expect(ranWith).toEqual([{ command: "ls", cwd: "/etc" }]);
-	// Rule: the person answering sees the call that runs (omp's own prompt is built from the revised input).
-	expect({ showsRun: titles[0]?.includes("/etc"), showsStale: titles[0]?.includes("/tmp/scratch") }).toEqual({
-		showsRun: true,
-		showsStale: false,
-	});
+	// Rule: the person answering is never shown arguments that do not run. With a tool_call handler on Main the
+	// bridge cannot see the revised input, so the dialog shows omp's own prompt (built from it) and says so.
+	expect({
+		showsStale: titles[0]?.includes("/tmp/scratch"),
+		hostText: titles[0]?.includes("the host's prompt text, not checked against the call's arguments"),
+	}).toEqual({ showsStale: false, hostText: true });
 });

@@ -64,7 +64,7 @@ describe("approval-gate trial", () => {
 			runner,
 		);
 		// omp 18.2.3 takes Main's settings from the runner: the call goes with no context.
-		expect(await gateFor(real, h.session)).toEqual({ context: undefined });
+		expect(await gateFor(real, h.session)).toEqual({ context: undefined, execute: expect.any(Function) });
 	});
 
 	const failing: Array<[string, ReturnType<typeof gateClass>, string]> = [
@@ -116,7 +116,7 @@ describe("approval-gate trial", () => {
 		};
 		const { h, ran } = mainWith(OldGate);
 		(h.session.settings as Obj).get = (k: string) => (k === "tools.approvalMode" ? "always-ask" : undefined);
-		expect(await gateFor(h.tools.bash, h.session)).toEqual({ context: { settings: h.session.settings } });
+		expect(await gateFor(h.tools.bash, h.session)).toEqual({ context: { settings: h.session.settings }, execute: expect.any(Function) });
 		seen.length = 0;
 		const asked: string[] = [];
 		const ui = {
