@@ -116,7 +116,10 @@ describe("approval-gate trial", () => {
 		};
 		const { h, ran } = mainWith(OldGate);
 		(h.session.settings as Obj).get = (k: string) => (k === "tools.approvalMode" ? "always-ask" : undefined);
-		expect(await gateFor(h.tools.bash, h.session)).toEqual({ context: { settings: h.session.settings }, execute: expect.any(Function) });
+		expect(await gateFor(h.tools.bash, h.session)).toEqual({
+			context: { settings: h.session.settings },
+			execute: expect.any(Function),
+		});
 		seen.length = 0;
 		const asked: string[] = [];
 		const ui = {
