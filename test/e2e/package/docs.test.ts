@@ -99,6 +99,13 @@ const RULES: Array<[RegExp, How]> = [
 	[/^npx mcp-remote /, { by: "not run", why: "npx would fetch mcp-remote from the npm registry; tests stay offline" }],
 	[/^ssh -L /, { by: "not run", why: "needs an SSH server (the example's 'labbox')" }],
 	[
+		/^(git clone \. \/tmp\/scratch |git diff --name-only HEAD~1 \| awk )/,
+		{
+			by: "not run",
+			why: "the architecture page's way to count a change's files in a throwaway clone, run by hand around a change being measured",
+		},
+	],
+	[
 		/^(mkdir -p ~\/\.config\/systemd\/user|loginctl enable-linger |systemctl --user |journalctl --user )/,
 		{
 			by: "not run",
@@ -152,6 +159,8 @@ describe("docs: every shell command has a runner", () => {
 		expect(unknown).toEqual([]);
 		const notRun = all.filter(c => howOf(c)?.by === "not run").map(c => c.text.split(" ").slice(0, 2).join(" "));
 		expect([...new Set(notRun)].sort()).toEqual([
+			"git clone",
+			"git diff",
 			"journalctl --user",
 			"loginctl enable-linger",
 			"mkdir -p",
