@@ -4,11 +4,9 @@
  * a getter that throws reads as missing; the probe also guards each check as a whole.
  */
 import { isAbsolute } from "node:path";
-import { member } from "./gate-check.ts";
+import { isFn, isObj, member } from "./gate-check.ts";
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => (typeof v === "object" || typeof v === "function") && v !== null;
-const isFn = (v: unknown): v is (...a: unknown[]) => unknown => typeof v === "function";
 
 /** The first of `names` that is not a function on `o` (spelled `label.name`), else "". */
 export function missingFns(o: unknown, label: string, names: readonly string[]): string {

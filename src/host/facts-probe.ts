@@ -14,7 +14,7 @@ import {
 	validateWhy,
 	wireSchemaWhy,
 } from "./facts-checks.ts";
-import { gateChanges, gateShapeWhy, member, onGateChange } from "./gate-check.ts";
+import { gateChanges, gateShapeWhy, isFn, isObj, member, onGateChange } from "./gate-check.ts";
 
 export { authCheck } from "./facts-checks.ts";
 
@@ -27,8 +27,6 @@ export interface FactHost {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => (typeof v === "object" || typeof v === "function") && v !== null;
-const isFn = (v: unknown): v is (...a: unknown[]) => unknown => typeof v === "function";
 
 interface Seen {
 	main: Obj | null;

@@ -8,8 +8,9 @@
 import { judge, type Verdict } from "./gate-trial.ts";
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => (typeof v === "object" || typeof v === "function") && v !== null;
-const isFn = (v: unknown): v is (...a: unknown[]) => unknown => typeof v === "function";
+/** A host value members can be read from (objects and classes alike). */
+export const isObj = (v: unknown): v is Obj => (typeof v === "object" || typeof v === "function") && v !== null;
+export const isFn = (v: unknown): v is (...a: unknown[]) => unknown => typeof v === "function";
 type GateClass = new (tool: unknown, runner: unknown) => { execute(...a: unknown[]): Promise<unknown> };
 
 /** Per gate class and tool name: the trial, run once (classes and names are the host's, few). */

@@ -3,7 +3,8 @@
  * wrapper holds the tool it gates and Main's own extension runner.
  */
 
-import type { ToolCallRequest } from "../../src/core/types.ts";
+import type { ToolCallOutcome, ToolCallRequest } from "../../src/core/types.ts";
+import { HostBridge, type HostSession } from "../../src/host/bridge.ts";
 
 /** The fake Main's extension runner: no UI and no settings, so its gate asks nothing and runs each call. */
 export const GATE_RUNNER = { getUIContext: (): unknown => undefined };
@@ -50,3 +51,25 @@ export const callReq = (name: string, args: Record<string, unknown> = {}): ToolC
 	caller: { sid: "sid-1", tokenName: "owner", client: null },
 	take: () => ({ ok: false, code: "all", why: "no registry in this test", held: 0 }),
 });
+
+/** A call whose prompts may open (the owner's slot is free). */
+export const callWithSlot = (name: string, args: Record<string, unknown> = { command: "id" }): ToolCallRequest => {
+	const ended = new AbortController().signal;
+	return {
+		...callReq(name, args),
+		take: kind => ({ ok: true, slot: { kind, tokenName: "owner", ended, release() {} } }),
+	};
+};
+
+/** The bridge's host adapter over a fake Main (test/helpers/fact-host.ts), its stderr lines into `logs`. */
+export const bridgeOver = (h: { session: object }, logs: string[] = []): HostBridge =>
+	new HostBridge({
+		mainSession: () => h.session as unknown as HostSession,
+		fallbackTools: () => [],
+		wireSchema: () => ({ type: "object" }),
+		log: l => logs.push(l),
+	});
+
+/** A gate rule's two allowed ends: the gate asked (answered Deny), or the bridge refused naming the fact. */
+export const judged = (asked: number, out: ToolCallOutcome): boolean =>
+	asked === 1 || (out.refused === true && JSON.stringify(out.content).includes("host fact 'approval-gate'"));

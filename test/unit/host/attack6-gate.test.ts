@@ -8,12 +8,11 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
-import type { ToolCallOutcome } from "../../../src/core/types.ts";
 import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { checkHost, factsFor } from "../../../src/host/facts-probe.ts";
 import { tryGates } from "../../../src/host/gate-check.ts";
-import { type Fake, fakeHost, type Obj } from "../../helpers/fact-host.ts";
-import { callReq } from "../../helpers/gate.ts";
+import { fakeHost, type Obj } from "../../helpers/fact-host.ts";
+import { bridgeOver, callWithSlot, judged } from "../../helpers/gate.ts";
 
 /** The process's kept probe (facts.ts): each test starts and ends with the one that was there. */
 const FACT_STORE = Symbol.for("pi-a2a-ext.host-facts");
@@ -101,30 +100,6 @@ function gated(Cls: new (t: never, r: never) => object, name: string, runner: un
 		formatApprovalDetails: () => [],
 	});
 }
-
-const bridgeOver = (h: Fake, logs: string[] = []) =>
-	new HostBridge({
-		mainSession: () => h.session as unknown as HostSession,
-		fallbackTools: () => [],
-		wireSchema: () => ({ type: "object" }),
-		log: l => logs.push(l),
-	});
-
-/** A call whose prompts may open (the owner's slot is free). */
-const callWithSlot = (name: string) => {
-	const ended = new AbortController().signal;
-	return {
-		...callReq(name, { command: "id" }),
-		take: (kind: "prompts") => ({
-			ok: true as const,
-			slot: { kind, tokenName: "owner", ended, release() {} },
-		}),
-	};
-};
-
-/** The rule's two allowed ends: the gate asked (answered Deny), or the bridge refused naming the fact. */
-const judged = (asked: number, out: ToolCallOutcome) =>
-	asked === 1 || (out.refused === true && JSON.stringify(out.content).includes("host fact 'approval-gate'"));
 
 describe("attack 6: gates the trial passes that do not judge by the settings /a2a describes", () => {
 	// The trial's canary is set to prompt by BOTH the mode (always-ask) and its own policy, so a gate that reads

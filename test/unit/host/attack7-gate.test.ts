@@ -9,11 +9,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
 import { BashTool } from "@oh-my-pi/pi-coding-agent/tools/bash";
-import type { ToolCallOutcome } from "../../../src/core/types.ts";
 import { describeApprovals } from "../../../src/host/approvals.ts";
-import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
-import { type Fake, fakeHost, type Obj } from "../../helpers/fact-host.ts";
-import { callReq } from "../../helpers/gate.ts";
+import { fakeHost, type Obj } from "../../helpers/fact-host.ts";
+import { bridgeOver, callWithSlot, judged } from "../../helpers/gate.ts";
 
 const FACT_STORE = Symbol.for("pi-a2a-ext.host-facts");
 const store = globalThis as Record<symbol, unknown>;
@@ -86,26 +84,6 @@ function hostWith(Cls: new (t: never, r: never) => object, settings: Record<stri
 	});
 	return { h, ran, asked, runner };
 }
-
-const bridgeOver = (h: Fake) =>
-	new HostBridge({
-		mainSession: () => h.session as unknown as HostSession,
-		fallbackTools: () => [],
-		wireSchema: () => ({ type: "object" }),
-		log: () => {},
-	});
-
-const callWithSlot = (name: string, args: Record<string, unknown> = { command: "id" }) => {
-	const ended = new AbortController().signal;
-	return {
-		...callReq(name, args),
-		take: (kind: "prompts") => ({ ok: true as const, slot: { kind, tokenName: "owner", ended, release() {} } }),
-	};
-};
-
-/** The rule's two allowed ends: the gate asked (answered Deny), or the bridge refused naming the fact. */
-const judged = (asked: number, out: ToolCallOutcome) =>
-	asked === 1 || (out.refused === true && JSON.stringify(out.content).includes("host fact 'approval-gate'"));
 
 async function callUnder(honest: (c: Call) => boolean) {
 	const { h, ran, asked } = hostWith(gateHonestWhen(honest), { "tools.approvalMode": "always-ask" });

@@ -6,11 +6,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { ExtensionToolWrapper } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/wrapper";
-import { HostBridge, type HostSession } from "../../../src/host/bridge.ts";
 import { checkHost } from "../../../src/host/facts-probe.ts";
 import { gateFor, gateShapeWhy } from "../../../src/host/gate-check.ts";
 import { fakeHost, type Obj } from "../../helpers/fact-host.ts";
-import { callReq } from "../../helpers/gate.ts";
+import { bridgeOver, callReq } from "../../helpers/gate.ts";
 
 type Runner = { sessionSettings?: unknown; getUIContext(): unknown };
 
@@ -46,14 +45,6 @@ function mainWith(Cls: new (t: never, r: never) => object) {
 	});
 	return { h, ran };
 }
-
-const bridgeOver = (h: ReturnType<typeof fakeHost>) =>
-	new HostBridge({
-		mainSession: () => h.session as unknown as HostSession,
-		fallbackTools: () => [],
-		wireSchema: () => ({ type: "object" }),
-		log: () => {},
-	});
 
 describe("approval-gate trial", () => {
 	test("omp's own gate class passes: the canary is asked about, never run", async () => {
