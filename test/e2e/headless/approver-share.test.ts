@@ -257,6 +257,8 @@ describe("a prompt waits for its turn no longer than --approval-timeout (issue 3
 	test("A's prompt times out to Deny on screen, B's is shown next, C's wait ends in a refusal; none runs", async () => {
 		const a = bash(short, "a", "touch wt-a1");
 		await short.prompts(1);
+		// B queues 1 s into A's 2 s prompt, so its own 2 s wait outlasts A's by a second even on a loaded machine.
+		await Bun.sleep(1000);
 		const b = bash(short, "b", "touch wt-b1");
 		await Bun.sleep(300);
 		const c = bash(short, "c", "touch wt-c1");
